@@ -1,0 +1,33 @@
+// Runs every compiled test file with Node's built-in test runner. Each file runs in its own process
+// with its own private redis-server, so files can run two at a time on a 2-core machine.
+import { readdirSync, statSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { spawnSync } from "node:child_process";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const testRoot = join(root, "dist/test");
+
+function collect(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return collect(path);
+    return name.endsWith(".test.js") ? [path] : [];
+  });
+}
+
+const filter = process.argv.slice(2);
+const files = collect(testRoot)
+  .filter((f) => filter.length === 0 || filter.some((word) => f.includes(word)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files found under ${testRoot}${filter.length ? ` matching ${filter.join(", ")}` : ""}`);
+  process.exit(1);
+}
+const concurrency = process.env.TSQ_TEST_CONCURRENCY ?? "2";
+const result = spawnSync(
+  process.execPath,
+  ["--test", `--test-concurrency=${concurrency}`, "--test-timeout=600000", ...files],
+  { stdio: "inherit", cwd: root },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,48 @@
+/**
+ * Job options as users write them (camelCase, in `static options` or `set({...})`) and as they travel
+ * on the wire (snake_case). Unknown options pass through, converted the same way.
+ */
+import { ArgumentError } from "../errors.js";
+
+export interface JobOptions {
+  queue?: string;
+  /** true (default: 25 retries), false (no retry, no dead set), or a number of retries. */
+  retry?: boolean | number;
+  retryQueue?: string;
+  /** Seconds after the first failure during which retries continue (relative, < 1e9). */
+  retryFor?: number;
+  /** Keep the error backtrace in the retry payload: true, or the number of lines. */
+  backtrace?: boolean | number;
+  /** false: never move to the dead set when retries run out. */
+  dead?: boolean;
+  tags?: string[];
+  [option: string]: unknown;
+}
+
+export function toSnakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** Converts option names to the wire's snake_case, dropping undefined values. */
+export function wireOptions(options: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!options) return out;
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined) out[toSnakeCase(key)] = value;
+  }
+  return out;
+}
+
+/** A class that can be enqueued by reference: its wire name and its default options. */
+export interface JobClassLike {
+  readonly name: string;
+  readonly jobName?: string;
+  readonly options?: JobOptions;
+}
+
+export function jobNameOf(klass: string | JobClassLike): string {
+  if (typeof klass === "string") return klass;
+  const name = klass.jobName ?? klass.name;
+  if (!name) throw new ArgumentError("job class has no name; give it a `static jobName`");
+  return name;
+}

@@ -1,0 +1,55 @@
+/**
+ * The one table of defaults. Every tunable has its unit and the Sidekiq behaviour it mirrors.
+ * Precedence when resolving options: CLI flag > config file > environment > these defaults.
+ */
+
+export interface Defaults {
+  /** Redis URL; `rediss://` for TLS. Overridden by REDIS_URL, then the config file, then --redis-url. */
+  readonly redisUrl: string;
+  /** Concurrent job slots per capsule. Jobs are async, so slots are cheap; Sidekiq 6.x also used 10. */
+  readonly concurrency: number;
+  /** Seconds a graceful stop waits for running jobs before requeueing them (Sidekiq `-t`, 25). */
+  readonly timeout: number;
+  /** Seconds between heartbeats (Sidekiq 7+: 10; 6.x: 5). */
+  readonly heartbeatInterval: number;
+  /** Seconds the process hash and work hash live without a heartbeat (Sidekiq: 60 in every version). */
+  readonly heartbeatTtl: number;
+  /** Seconds a BRPOP blocks, which bounds how fast quiet/stop is noticed (Sidekiq BasicFetch::TIMEOUT). */
+  readonly fetchTimeout: number;
+  /** Average seconds between scheduler polls across the whole cluster (`average_scheduled_poll_interval`). */
+  readonly averageScheduledPollInterval: number;
+  /** Fixed average poll interval in seconds; replaces the process-count scaling when set. */
+  readonly pollIntervalAverage: number | null;
+  /** Retries when a job says `retry: true` (Sidekiq DEFAULT_MAX_RETRY_ATTEMPTS). */
+  readonly maxRetries: number;
+  /** Entries kept in the dead set (Sidekiq `dead_max_jobs`). */
+  readonly deadMaxJobs: number;
+  /** Seconds a dead job is kept: 180 days (Sidekiq `dead_timeout_in_seconds`). */
+  readonly deadTimeoutInSeconds: number;
+  /** Largest serialized job accepted by the client, in bytes (5 MB, GitLab's limit). */
+  readonly maxPayloadBytes: number;
+  /**
+   * Sidekiq generation whose timestamp format to write: 6 and 7 write float epoch seconds (always with
+   * a fraction), 8 writes integer epoch milliseconds. Readers accept both.
+   */
+  readonly sidekiqVersion: 6 | 7 | 8;
+  /** Characters of an error message kept in a retried job (Sidekiq truncates to 10,000). */
+  readonly maxErrorMessageLength: number;
+}
+
+export const DEFAULTS = Object.freeze({
+  redisUrl: "redis://127.0.0.1:6379/0",
+  concurrency: 10,
+  timeout: 25,
+  heartbeatInterval: 10,
+  heartbeatTtl: 60,
+  fetchTimeout: 2,
+  averageScheduledPollInterval: 5,
+  pollIntervalAverage: null,
+  maxRetries: 25,
+  deadMaxJobs: 10_000,
+  deadTimeoutInSeconds: 180 * 24 * 60 * 60,
+  maxPayloadBytes: 5 * 1024 * 1024,
+  sidekiqVersion: 7,
+  maxErrorMessageLength: 10_000,
+} satisfies Defaults) as Defaults;

@@ -1,0 +1,101 @@
+/**
+ * The job payload: the JSON object stored in queues and sorted sets, field for field as Sidekiq writes
+ * it. Fields tsq does not know (Pro's `bid`, Enterprise's `unique_for`, a Ruby middleware's own keys)
+ * are kept untouched, in their original order.
+ */
+import { randomBytes } from "node:crypto";
+import { InvalidPayloadError } from "./errors.js";
+import { formatTimestampJson } from "./timestamps.js";
+
+export type JsonPrimitive = string | number | boolean | null;
+export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
+
+export interface JobPayload {
+  class: string;
+  args: JsonValue[];
+  jid: string;
+  queue: string;
+  /** true (default 25 retries), false (no retry, no morgue) or a retry count (0 = straight to dead). */
+  retry?: boolean | number;
+  created_at?: number;
+  enqueued_at?: number;
+  /** Client side only: when to run. Removed before the job is added to `schedule`. */
+  at?: number;
+  retry_count?: number;
+  error_message?: string;
+  error_class?: string;
+  failed_at?: number;
+  retried_at?: number;
+  error_backtrace?: string;
+  retry_queue?: string;
+  /** Seconds of retrying allowed after the first failure (Sidekiq >= 7.1.3). */
+  retry_for?: number;
+  backtrace?: boolean | number;
+  dead?: boolean;
+  tags?: string[];
+  /** The real class when `class` is a wrapper (ActiveJob). */
+  wrapped?: string;
+  [field: string]: unknown;
+}
+
+/** Top-level fields holding epoch timestamps; written with a guaranteed fraction in seconds mode. */
+export const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set([
+  "created_at",
+  "enqueued_at",
+  "at",
+  "failed_at",
+  "retried_at",
+  "discarded_at",
+]);
+
+/** 24 lowercase hex characters from a CSPRNG, like `SecureRandom.hex(12)`. */
+export function newJid(): string {
+  return randomBytes(12).toString("hex");
+}
+
+/**
+ * Serializes a payload. Equivalent to JSON.stringify except that numeric timestamp fields keep a
+ * fractional part (`1712345678.0`), so Sidekiq 8 readers do not take whole seconds for milliseconds.
+ */
+export function dumpPayload(job: JobPayload | Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(job)) {
+    if (value === undefined) continue;
+    const encoded =
+      TIMESTAMP_FIELDS.has(key) && typeof value === "number" && Number.isFinite(value)
+        ? formatTimestampJson(value)
+        : JSON.stringify(value);
+    if (encoded === undefined) continue;
+    parts.push(`${JSON.stringify(key)}:${encoded}`);
+  }
+  return `{${parts.join(",")}}`;
+}
+
+/**
+ * Parses a stored job. Throws InvalidPayloadError (naming what is wrong) when the text is not JSON or
+ * lacks the fields every Sidekiq job has; the caller moves such a job to `dead` rather than crash.
+ */
+export function parsePayload(text: string): JobPayload {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidPayloadError(`job is not valid JSON (${(error as Error).message})`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new InvalidPayloadError("job is not a JSON object");
+  }
+  const job = value as Record<string, unknown>;
+  if (typeof job.class !== "string" || job.class === "") {
+    throw new InvalidPayloadError('job has no "class" string');
+  }
+  if (!Array.isArray(job.args)) throw new InvalidPayloadError('job "args" is not an array');
+  if (typeof job.jid !== "string") throw new InvalidPayloadError('job has no "jid" string');
+  if (typeof job.queue !== "string") job.queue = "default";
+  return job as JobPayload;
+}
+
+/** The class name to show and to measure: the wrapped class for ActiveJob wrappers. */
+export function displayClass(job: Pick<JobPayload, "class" | "wrapped">): string {
+  return typeof job.wrapped === "string" && job.wrapped !== "" ? job.wrapped : job.class;
+}

@@ -1,0 +1,120 @@
+/**
+ * A private redis-server per test file, on a free loopback port, flushed before each test. Tests never
+ * touch the Redis on 6379.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, beforeEach } from "node:test";
+import { connect, type TsqRedis } from "../../src/redis/connection.js";
+
+export interface RedisHandle {
+  url: string;
+  port: number;
+  /** A connection for assertions; closed after the file. */
+  redis: TsqRedis;
+  /** Stops the server (for fault tests) and `restart()` brings it back on the same port. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  restart(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function ensureBinary(): void {
+  const probe = spawnSync("redis-server", ["--version"], { encoding: "utf8" });
+  if (probe.error) {
+    throw new Error(
+      "redis-server is not installed; the tests need a real Redis. Install it with " +
+        "`apt-get install -y redis-server` (Debian/Ubuntu) or `brew install redis` (macOS).",
+    );
+  }
+}
+
+async function waitForPing(port: number, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${log()}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const probe = spawn("redis-cli", ["-p", String(port), "ping"], { stdio: ["ignore", "pipe", "ignore"] });
+      let out = "";
+      probe.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      probe.on("close", () => resolve(out.trim() === "PONG"));
+      probe.on("error", () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`redis-server on port ${port} did not answer PING within 10 s: ${log()}`);
+}
+
+/** Starts a redis-server on `port` (a free one by default). Resolves once it answers PING. */
+export async function startRedisServer(port?: number): Promise<{ port: number; child: ChildProcess; dir: string }> {
+  ensureBinary();
+  const chosen = port ?? (await freePort());
+  const dir = mkdtempSync(join(tmpdir(), "tsq-redis-"));
+  const child = spawn(
+    "redis-server",
+    ["--port", String(chosen), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+  child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+  await waitForPing(chosen, child, () => output);
+  return { port: chosen, child, dir };
+}
+
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill(signal);
+  });
+}
+
+/**
+ * Registers before/after hooks for a private Redis and returns a handle filled in by `before`.
+ * Every test starts from an empty database.
+ */
+export function useRedis(): RedisHandle {
+  let server: { port: number; child: ChildProcess; dir: string } | undefined;
+  const handle = {} as RedisHandle;
+  before(async () => {
+    server = await startRedisServer();
+    handle.port = server.port;
+    handle.url = `redis://127.0.0.1:${server.port}/0`;
+    handle.redis = connect(handle.url, { name: "tsq-test" });
+    handle.kill = async (signal = "SIGTERM") => {
+      if (server) await stopChild(server.child, signal);
+    };
+    handle.restart = async () => {
+      if (!server) return;
+      await stopChild(server.child);
+      rmSync(server.dir, { recursive: true, force: true });
+      server = await startRedisServer(server.port);
+    };
+  });
+  beforeEach(async () => {
+    await handle.redis.flushdb();
+  });
+  after(async () => {
+    handle.redis?.disconnect();
+    if (server) {
+      await stopChild(server.child);
+      rmSync(server.dir, { recursive: true, force: true });
+    }
+  });
+  return handle;
+}
