@@ -1,0 +1,103 @@
+/**
+ * `tsq`: one worker process, like `sidekiq`. Parses options, loads the job module, starts a Launcher and
+ * maps signals onto its lifecycle:
+ *
+ *   TERM, INT   graceful stop within -t seconds, exit 0; a second INT/TERM requeues running jobs now
+ *   TSTP        quiet (stop fetching, keep heartbeating)
+ *   TTIN        log every busy job
+ *
+ * The same handler serves remote signals popped from `<identity>-signals` by the heartbeat.
+ */
+import { ConfigError } from "../errors.js";
+import { configureLogger, type Logger } from "../logger.js";
+import { redactUrl } from "../redis/connection.js";
+import { Launcher } from "../server/Launcher.js";
+import { Registry } from "../server/Registry.js";
+import type { WorkerOptions } from "../config/options.js";
+import { exitOnOptionError, resolveWorkerOptions } from "./workerOptions.js";
+
+export type LifecycleSignal = "TERM" | "INT" | "TSTP" | "TTIN";
+
+/** Loads the job module; a module that fails to load, or none given, is a startup error (exit 1). */
+export async function loadRegistry(options: WorkerOptions, log: Logger): Promise<Registry> {
+  const registry = new Registry();
+  if (!options.require) {
+    throw new ConfigError("no job module: pass -r <path> or set `require:` in config/tsq.yml");
+  }
+  const names = await registry.load(options.require);
+  if (names.length === 0) {
+    log.warn({ module: options.require }, "the job module exports no class with a perform() method; no job can run");
+  }
+  return registry;
+}
+
+/** Routes OS and remote signals to the launcher. Returns the handler for other transports (IPC). */
+export function lifecycleHandler(launcher: Launcher, log: Logger, exit: (code: number) => void): (signal: LifecycleSignal) => void {
+  let stopping = false;
+  return (signal) => {
+    switch (signal) {
+      case "TERM":
+      case "INT":
+        if (stopping) {
+          log.warn({ signal }, "second stop signal: requeueing running jobs now");
+          void launcher.stopNow();
+          return;
+        }
+        stopping = true;
+        launcher.stop().then(
+          () => exit(0),
+          (error: unknown) => {
+            log.error({ err: error }, "shutdown failed");
+            exit(1);
+          },
+        );
+        return;
+      case "TSTP":
+        void launcher.quiet();
+        return;
+      case "TTIN":
+        launcher.dumpBusy();
+        return;
+    }
+  }
+}
+
+/** Keeps a job's stray error (a throw in a timer, an unawaited rejection) from killing the process. */
+export function guardProcess(log: Logger): void {
+  process.on("uncaughtException", (error) => log.error({ err: error }, "uncaught exception; the worker keeps running"));
+  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection; the worker keeps running"));
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let options: WorkerOptions;
+  try {
+    options = resolveWorkerOptions(argv, process.env, process.cwd()).options;
+  } catch (error) {
+    exitOnOptionError(error, process.stderr);
+  }
+  const log = configureLogger({ level: options.verbose ? "debug" : "info" });
+  guardProcess(log);
+  let registry: Registry;
+  try {
+    registry = await loadRegistry(options, log);
+  } catch (error) {
+    log.fatal({ err: error }, error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  }
+  const exit = (code: number) => process.exit(code);
+  let handle: (signal: LifecycleSignal) => void = () => {};
+  const launcher = new Launcher(options, registry, { onRemoteSignal: (signal) => handle(signal), logger: log });
+  handle = lifecycleHandler(launcher, log, exit);
+  for (const signal of ["TERM", "INT", "TSTP", "TTIN"] as const) process.on(`SIG${signal}`, () => handle(signal));
+  log.info(
+    { redis: redactUrl(options.redisUrl), config: options.configFile, environment: options.environment },
+    "starting tsq",
+  );
+  try {
+    await launcher.start();
+  } catch (error) {
+    log.fatal({ err: error }, "startup failed");
+    await launcher.stop().catch(() => {});
+    process.exit(1);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * BasicFetch: `BRPOP queue:a queue:b ... <timeout>` on a connection of its own, in the capsule's queue
+ * order (strict / random / weighted). Acknowledge is a no-op; requeue is `RPUSH`, so a requeued job is
+ * the next one popped. Like Sidekiq's, it loses the jobs a process holds if the process dies without a
+ * graceful stop; `--fetch reliable` does not.
+ */
+import { queueKey, queueNameFromKey } from "../keys.js";
+import type { QueueSpec } from "../config/options.js";
+import type { TsqRedis } from "../redis/connection.js";
+import { QueueOrder } from "./queueOrder.js";
+import type { Fetcher, UnitOfWork } from "./unitOfWork.js";
+
+class BasicUnit implements UnitOfWork {
+  constructor(
+    private readonly redis: TsqRedis,
+    readonly queue: string,
+    readonly job: string,
+  ) {}
+
+  async acknowledge(): Promise<void> {}
+
+  async requeue(): Promise<void> {
+    await this.redis.rpush(queueKey(this.queue), this.job);
+  }
+}
+
+export class BasicFetch implements Fetcher {
+  private readonly order: QueueOrder;
+
+  /**
+   * @param redis   shared connection, for requeues
+   * @param blocking a connection used for nothing but BRPOP
+   * @param timeout seconds a BRPOP blocks (Sidekiq: 2), which bounds how fast quiet is noticed
+   */
+  constructor(
+    private readonly redis: TsqRedis,
+    private readonly blocking: TsqRedis,
+    queues: readonly QueueSpec[],
+    private readonly timeout: number,
+  ) {
+    this.order = new QueueOrder(queues);
+  }
+
+  async retrieveWork(): Promise<UnitOfWork | null> {
+    const keys = this.order.next().map(queueKey);
+    const popped = await this.blocking.brpop(...keys, this.timeout);
+    if (!popped) return null;
+    return new BasicUnit(this.redis, queueNameFromKey(popped[0]), popped[1]);
+  }
+
+  /** Pipelined RPUSH of every unfinished job to its own queue (Sidekiq's `bulk_requeue`). */
+  async bulkRequeue(units: UnitOfWork[]): Promise<void> {
+    if (units.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const unit of units) pipeline.rpush(queueKey(unit.queue), unit.job);
+    const results = (await pipeline.exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
+  }
+
+  close(): void {
+    this.blocking.disconnect();
+  }
+}

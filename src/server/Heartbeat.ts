@@ -1,0 +1,155 @@
+/**
+ * Heartbeat: every `heartbeatInterval` seconds (Sidekiq 7+: 10), one MULTI that tells Redis this
+ * process is alive and what it is doing, exactly as Sidekiq's `Launcher#❤`:
+ *
+ *   SADD processes <id>
+ *   HSET <id> info <json> concurrency <n> busy <n> beat <float s> rtt_us <µs> quiet "true"|"false" rss <KB>
+ *   EXPIRE <id> 60
+ *   UNLINK <id>:work <id>:workers ; HSET them <tid> {"queue","payload":<job JSON>,"run_at":<int s>} ; EXPIRE 60
+ *   INCRBY stat:processed|failed[:<UTC date>] <n> ; EXPIRE <daily key> <5 years>
+ *   RPOP <id>-signals            -> TSTP / TERM / TTIN, acted on like the real signal
+ *
+ * `<id>:workers` is the 6.4.1 name of the work hash; writing both keeps 6.4.1 and newer UIs right.
+ */
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import {
+  PROCESSES,
+  STAT_FAILED,
+  STAT_PROCESSED,
+  dailyStatKey,
+  legacyWorkKey,
+  processKey,
+  signalsKey,
+  workKey,
+} from "../keys.js";
+import { sleep } from "../util/sleep.js";
+import { formatSeconds, nowSeconds } from "../timestamps.js";
+import type { ServerContext } from "./context.js";
+
+/** Daily stat keys live 5 years (Sidekiq STATS_TTL), in seconds. */
+const STATS_TTL = 5 * 365 * 24 * 60 * 60;
+
+export type RemoteSignal = "TSTP" | "TERM" | "TTIN";
+
+/** Resident set size in KB, from /proc like Sidekiq on Linux; process.memoryUsage elsewhere. */
+export function rssKb(): number {
+  try {
+    const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync("/proc/self/status", "utf8"));
+    if (match) return Number(match[1]);
+  } catch {
+    // Not Linux: fall through.
+  }
+  return Math.round(process.memoryUsage.rss() / 1024);
+}
+
+export interface HeartbeatSource {
+  /** The `info` JSON (static for the process's life). */
+  info: Record<string, unknown>;
+  concurrency: number;
+  isQuiet(): boolean;
+  onSignal(signal: RemoteSignal): void;
+}
+
+export class Heartbeat {
+  private readonly stopController = new AbortController();
+  private loop: Promise<void> | undefined;
+  private readonly infoJson: string;
+  private failing = false;
+
+  constructor(
+    private readonly ctx: ServerContext,
+    private readonly source: HeartbeatSource,
+  ) {
+    this.infoJson = JSON.stringify(source.info);
+  }
+
+  /** Beats once at once (so the process shows up immediately), then every interval. */
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops beating, flushes stats and removes this process from `processes` (the hash expires). */
+  async stop(): Promise<void> {
+    this.stopController.abort();
+    await this.loop;
+    const { redis, identity } = this.ctx;
+    const multi = redis.multi();
+    this.addStats(multi, this.ctx.state.takeCounts());
+    multi.srem(PROCESSES, identity).unlink(workKey(identity), legacyWorkKey(identity));
+    await multi.exec();
+  }
+
+  /** One heartbeat; exported for tests and for a beat right after quiet. */
+  async beat(): Promise<void> {
+    const { redis, identity, state, options } = this.ctx;
+    const counts = state.takeCounts();
+    try {
+      const pingStart = performance.now();
+      await redis.ping();
+      const rttUs = Math.round((performance.now() - pingStart) * 1000);
+      const ttl = options.heartbeatTtl;
+      const multi = redis.multi().sadd(PROCESSES, identity);
+      multi.hset(processKey(identity), {
+        info: this.infoJson,
+        concurrency: String(this.source.concurrency),
+        busy: String(state.busy),
+        beat: formatSeconds(nowSeconds()),
+        rtt_us: String(rttUs),
+        quiet: String(this.source.isQuiet()),
+        rss: String(rssKb()),
+      });
+      multi.expire(processKey(identity), ttl);
+      multi.unlink(workKey(identity), legacyWorkKey(identity));
+      if (state.busy > 0) {
+        const work: Record<string, string> = {};
+        for (const [tid, entry] of state.work) {
+          work[tid] = JSON.stringify({ queue: entry.queue, payload: entry.payload, run_at: entry.runAt });
+        }
+        multi.hset(workKey(identity), work).expire(workKey(identity), ttl);
+        multi.hset(legacyWorkKey(identity), work).expire(legacyWorkKey(identity), ttl);
+      }
+      this.addStats(multi, counts);
+      multi.rpop(signalsKey(identity));
+      const results = (await multi.exec()) ?? [];
+      for (const [error] of results) if (error) throw error;
+      const signal = results.at(-1)?.[1];
+      if (this.failing) this.ctx.logger.info("heartbeat restored");
+      this.failing = false;
+      if (typeof signal === "string") this.dispatch(signal);
+    } catch (error) {
+      state.restoreCounts(counts);
+      if (!this.failing) this.ctx.logger.error({ err: error }, "heartbeat failed; will retry every beat");
+      this.failing = true;
+    }
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopController.signal;
+    while (!signal.aborted) {
+      await this.beat();
+      await sleep(this.ctx.options.heartbeatInterval * 1000, signal);
+    }
+  }
+
+  private addStats(multi: ReturnType<ServerContext["redis"]["multi"]>, counts: { processed: number; failed: number }): void {
+    const today = new Date();
+    for (const [key, n] of [
+      [STAT_PROCESSED, counts.processed],
+      [STAT_FAILED, counts.failed],
+    ] as const) {
+      if (n === 0) continue;
+      const daily = dailyStatKey(key, today);
+      multi.incrby(key, n).incrby(daily, n).expire(daily, STATS_TTL);
+    }
+  }
+
+  private dispatch(signal: string): void {
+    if (signal === "TSTP" || signal === "TERM" || signal === "TTIN") {
+      this.ctx.logger.info({ signal }, "received remote signal");
+      this.source.onSignal(signal);
+    } else {
+      this.ctx.logger.warn({ signal }, "ignoring unknown remote signal");
+    }
+  }
+}

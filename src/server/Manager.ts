@@ -1,0 +1,152 @@
+/**
+ * Manager: one per capsule. Owns the capsule's fetcher and its `concurrency` job slots. A single fetch
+ * loop pops a job whenever a slot is free, so a busy capsule holds no job it cannot start, and one
+ * blocking connection serves the whole capsule.
+ *
+ *   start()           begin fetching
+ *   quiet()           stop fetching; running jobs go on
+ *   stop(deadline)    quiet, wait for running jobs until `deadline`, then requeue what is left
+ */
+import { randomInt } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { CapsuleConfig } from "../config/options.js";
+import { deferred, sleep } from "../util/sleep.js";
+import { BasicFetch } from "./BasicFetch.js";
+import type { ServerContext } from "./context.js";
+import { Processor, type Slot } from "./Processor.js";
+import type { Fetcher, UnitOfWork } from "./unitOfWork.js";
+
+interface Running {
+  unit: UnitOfWork;
+  done: Promise<void>;
+}
+
+/** Sidekiq-style thread ids: short base-36 strings, unique within the process. */
+function newTid(): string {
+  return randomInt(36 ** 5).toString(36);
+}
+
+export class Manager {
+  readonly capsule: CapsuleConfig;
+  private readonly fetcher: Fetcher;
+  private readonly processor: Processor;
+  private readonly free: Slot[];
+  private readonly running = new Map<Slot, Running>();
+  private readonly quietController = new AbortController();
+  /** Aborted by `hurry()`: stop waiting for running jobs and requeue them now. */
+  private readonly hurryController = new AbortController();
+  private loop: Promise<void> | undefined;
+  private slotFreed = deferred();
+  private stopped: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: ServerContext,
+    capsule: CapsuleConfig,
+    fetcher?: Fetcher,
+  ) {
+    this.capsule = capsule;
+    this.fetcher =
+      fetcher ??
+      new BasicFetch(ctx.redis, ctx.connect(`tsq-fetch-${capsule.name}`), capsule.queues, ctx.options.fetchTimeout);
+    this.processor = new Processor(ctx, ctx.serverMiddleware.copy());
+    this.free = Array.from({ length: capsule.concurrency }, () => ({
+      tid: newTid(),
+      controller: new AbortController(),
+      abandoned: false,
+    }));
+  }
+
+  get busy(): number {
+    return this.running.size;
+  }
+
+  start(): void {
+    this.loop ??= this.fetchLoop();
+  }
+
+  quiet(): void {
+    if (this.quietController.signal.aborted) return;
+    this.quietController.abort();
+    this.slotFreed.resolve();
+  }
+
+  /** Idempotent. `deadline` is a performance.now() time in ms. */
+  stop(deadline: number): Promise<void> {
+    this.stopped ??= this.shutdown(deadline);
+    return this.stopped;
+  }
+
+  /** Cuts a graceful stop short: running jobs are requeued at once (a second INT). */
+  hurry(): void {
+    this.hurryController.abort();
+  }
+
+  private get quieted(): boolean {
+    return this.quietController.signal.aborted;
+  }
+
+  private async fetchLoop(): Promise<void> {
+    while (!this.quieted) {
+      if (this.free.length === 0) {
+        await this.slotFreed.promise;
+        this.slotFreed = deferred();
+        continue;
+      }
+      let unit: UnitOfWork | null;
+      try {
+        unit = await this.fetcher.retrieveWork();
+      } catch (error) {
+        this.ctx.logger.error({ err: error, capsule: this.capsule.name }, "fetch failed; retrying in 1 s");
+        await sleep(1000, this.quietController.signal);
+        continue;
+      }
+      if (!unit) continue;
+      // Sidekiq requeues a job fetched after quiet rather than start it.
+      if (this.quieted) {
+        await unit.requeue();
+        break;
+      }
+      this.run(unit, this.free.pop()!);
+    }
+  }
+
+  private run(unit: UnitOfWork, slot: Slot): void {
+    const done = this.processor
+      .process(unit, slot)
+      .catch((error: unknown) => this.ctx.logger.error({ err: error }, "processor failed"))
+      .finally(() => {
+        this.running.delete(slot);
+        if (!slot.abandoned) this.free.push(slot);
+        this.slotFreed.resolve();
+      });
+    this.running.set(slot, { unit, done });
+  }
+
+  private async shutdown(deadline: number): Promise<void> {
+    this.quiet();
+    await this.loop;
+    const remaining = deadline - performance.now();
+    if (this.running.size > 0 && remaining > 0) {
+      const pending = [...this.running.values()].map((r) => r.done);
+      const settled = new AbortController();
+      const wait = sleep(remaining, AbortSignal.any([settled.signal, this.hurryController.signal]));
+      await Promise.race([Promise.allSettled(pending), wait]);
+      settled.abort();
+    }
+    if (this.running.size > 0) await this.hardShutdown();
+    this.fetcher.close();
+  }
+
+  /** Requeues every unfinished job, then tells the jobs (AbortSignal) they have been abandoned. */
+  private async hardShutdown(): Promise<void> {
+    const slots = [...this.running.keys()];
+    for (const slot of slots) slot.abandoned = true;
+    const units = slots.map((slot) => this.running.get(slot)!.unit);
+    this.ctx.logger.warn(
+      { capsule: this.capsule.name, jobs: units.length },
+      "timeout reached; requeueing unfinished jobs, they will run again",
+    );
+    await this.fetcher.bulkRequeue(units);
+    for (const slot of slots) slot.controller.abort(new Error("tsq hard shutdown: the job was requeued"));
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Poller: moves due jobs from `retry` and `schedule` to their queues, as Sidekiq's `Scheduled::Poller`.
+ *
+ * - Pops one due job at a time with zpopbyscore-1.lua and re-pushes it through the client, so client
+ *   middleware runs again and `enqueued_at` is reset.
+ * - Waits 10 + rand*5 s before its first poll (only rand*5 with a fixed `pollIntervalAverage`), then
+ *   prunes dead processes from `processes` once.
+ * - Sleeps a random interval scaled by the number of live processes, so the whole cluster polls on
+ *   average every `averageScheduledPollInterval` seconds: interval = count * 5 s; sleep
+ *   interval*rand + interval/2 below 10 processes, interval*rand*2 from 10 up (Sidekiq 8.x).
+ */
+import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP } from "../keys.js";
+import { parsePayload } from "../payload.js";
+import { formatSeconds, nowSeconds } from "../timestamps.js";
+import { sleep } from "../util/sleep.js";
+import type { ServerContext } from "./context.js";
+import { sendToMorgue } from "./morgue.js";
+
+/** Seconds before the first poll, so a fleet restarting together does not poll in lockstep. */
+const INITIAL_WAIT = 10;
+
+export class Poller {
+  private readonly stopController = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly ctx: ServerContext) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Idempotent; wakes the sleeping poller at once. */
+  async stop(): Promise<void> {
+    this.stopController.abort();
+    await this.loop;
+  }
+
+  /** Enqueues every due job of `retry` and `schedule`. Returns how many moved. */
+  async enqueueDue(): Promise<number> {
+    let moved = 0;
+    for (const set of POLLED_SETS) {
+      while (!this.stopController.signal.aborted) {
+        const json = await this.ctx.redis.zpopbyscore(set, formatSeconds(nowSeconds()));
+        if (json === null) break;
+        await this.push(json, set);
+        moved++;
+      }
+    }
+    return moved;
+  }
+
+  /** Removes identities whose heartbeat hash has expired, at most once a minute cluster-wide. */
+  async cleanupProcesses(): Promise<number> {
+    const { redis } = this.ctx;
+    const locked = await redis.set(PROCESS_CLEANUP, "1", "EX", 60, "NX");
+    if (locked !== "OK") return 0;
+    const identities = await redis.smembers(PROCESSES);
+    if (identities.length === 0) return 0;
+    const pipeline = redis.pipeline();
+    for (const id of identities) pipeline.hget(id, "info");
+    const infos = (await pipeline.exec()) ?? [];
+    const dead = identities.filter((_, i) => infos[i]?.[1] === null);
+    if (dead.length > 0) await redis.srem(PROCESSES, ...dead);
+    return dead.length;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopController.signal;
+    const { options } = this.ctx;
+    const initial = (options.pollIntervalAverage === null ? INITIAL_WAIT : 0) + Math.random() * 5;
+    await sleep(initial * 1000, signal);
+    if (signal.aborted) return;
+    await this.guard(() => this.cleanupProcesses());
+    while (!signal.aborted) {
+      await this.guard(() => this.enqueueDue());
+      await sleep((await this.randomInterval()) * 1000, signal);
+    }
+  }
+
+  private async randomInterval(): Promise<number> {
+    const { options } = this.ctx;
+    if (options.pollIntervalAverage !== null) {
+      const interval = options.pollIntervalAverage;
+      return interval * Math.random() + interval / 2;
+    }
+    let count = 1;
+    try {
+      count = Math.max(await this.ctx.redis.scard(PROCESSES), 1);
+    } catch {
+      // Redis unreachable: poll at the single-process rate until it is back.
+    }
+    const interval = count * options.averageScheduledPollInterval;
+    return count < 10 ? interval * Math.random() + interval / 2 : interval * Math.random() * 2;
+  }
+
+  /** Re-pushes a due job; one that cannot be pushed goes to the dead set rather than vanish. */
+  private async push(json: string, set: string): Promise<void> {
+    try {
+      await this.ctx.client.push(parsePayload(json));
+    } catch (error) {
+      this.ctx.logger.error(
+        { err: error, set, job: json.slice(0, 1000) },
+        "a due job could not be enqueued; it was moved to the dead set",
+      );
+      await sendToMorgue(this.ctx.redis, json, this.ctx.options);
+    }
+  }
+
+  private async guard(fn: () => Promise<unknown>): Promise<void> {
+    try {
+      await fn();
+    } catch (error) {
+      if (!this.stopController.signal.aborted) this.ctx.logger.error({ err: error }, "scheduled poll failed");
+    }
+  }
+}

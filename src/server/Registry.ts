@@ -1,0 +1,79 @@
+/**
+ * The job registry: the only classes this process will ever run. A payload names a class by a plain
+ * string; it is looked up here and never resolved to a module path, so a payload cannot choose code.
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ConfigError } from "../errors.js";
+import type { JobOptions } from "../client/options.js";
+
+/** Anything with a `perform` method on its prototype; extending `Job` is not required. */
+export interface RunnableClass {
+  new (): { perform(...args: unknown[]): unknown };
+  readonly name: string;
+  readonly jobName?: string;
+  readonly options?: JobOptions;
+  retryIn?(count: number, error: Error, job: Record<string, unknown>): unknown;
+  retriesExhausted?(job: Record<string, unknown>, error: Error): unknown;
+}
+
+export function isRunnable(value: unknown): value is RunnableClass {
+  if (typeof value !== "function") return false;
+  const proto = (value as { prototype?: { perform?: unknown } }).prototype;
+  return proto !== undefined && typeof proto.perform === "function";
+}
+
+export class Registry {
+  private readonly classes = new Map<string, RunnableClass>();
+
+  /** Registers a class under its `static jobName` or class name. */
+  register(klass: RunnableClass): string {
+    if (!isRunnable(klass)) throw new ConfigError(`cannot register ${String(klass)}: it has no perform() method`);
+    const name = klass.jobName ?? klass.name;
+    if (!name) throw new ConfigError("cannot register an anonymous job class; give it a name or a static jobName");
+    const existing = this.classes.get(name);
+    if (existing && existing !== klass) {
+      throw new ConfigError(`two different job classes are named ${name}; give one a distinct static jobName`);
+    }
+    this.classes.set(name, klass);
+    return name;
+  }
+
+  /** Imports a job module and registers every export whose prototype has `perform`. */
+  async load(modulePath: string): Promise<string[]> {
+    const absolute = resolve(modulePath);
+    let exports: Record<string, unknown>;
+    try {
+      exports = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ConfigError(
+        `could not load the job module ${absolute} (-r): ${reason}. ` +
+          "Check the path and build it first (e.g. `npm run build`); it must be an ES module or CommonJS file.",
+      );
+    }
+    const names: string[] = [];
+    for (const value of Object.values(exports)) {
+      if (isRunnable(value)) names.push(this.register(value));
+    }
+    return [...new Set(names)];
+  }
+
+  get(name: string): RunnableClass | undefined {
+    return this.classes.get(name);
+  }
+
+  names(): string[] {
+    return [...this.classes.keys()].sort();
+  }
+
+  /** Queues named by registered classes' `static options.queue` (the cluster's "known queues"). */
+  declaredQueues(): string[] {
+    const queues = new Set<string>();
+    for (const klass of this.classes.values()) {
+      const queue = klass.options?.queue;
+      if (typeof queue === "string" && queue !== "") queues.add(queue);
+    }
+    return [...queues].sort();
+  }
+}

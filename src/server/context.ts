@@ -1,0 +1,60 @@
+/**
+ * What every server role shares within one process: options, connections, logger, registry, state,
+ * middleware and death handlers. Built once by the Launcher.
+ */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { EventEmitter } from "node:events";
+import type { Chain } from "../middleware/Chain.js";
+import type { Client } from "../client/Client.js";
+import type { WorkerOptions } from "../config/options.js";
+import type { JobPayload } from "../payload.js";
+import type { Logger } from "../logger.js";
+import type { TsqRedis } from "../redis/connection.js";
+import type { TimestampFormat } from "../timestamps.js";
+import type { ProcessState } from "./ProcessState.js";
+import type { Registry } from "./Registry.js";
+
+/** Server middleware arguments: `(job instance, payload, queue, next)`, as Sidekiq's `call(worker, job, queue)`. */
+export type ServerMiddlewareArgs = [instance: object, job: JobPayload, queue: string];
+
+/** Called when a job dies (retries exhausted, `retry: false`, discard, or killed). */
+export type DeathHandler = (job: JobPayload, error: Error) => unknown;
+
+/** Per-job events, for metrics. */
+export interface JobEvents {
+  start: [job: JobPayload, queue: string];
+  end: [job: JobPayload, queue: string, outcome: JobOutcome];
+}
+
+export interface JobOutcome {
+  status: "done" | "fail";
+  /** Seconds from start to finish (monotonic clock). */
+  durationSeconds: number;
+  /** What happened to a failed job. */
+  disposition?: "retried" | "dead" | "discarded" | "dropped";
+}
+
+export interface ServerContext {
+  readonly options: WorkerOptions;
+  readonly identity: string;
+  readonly hostname: string;
+  /** Shared connection for everything that does not block. */
+  readonly redis: TsqRedis;
+  /** Opens a dedicated connection (BRPOP must not share one with anything). */
+  connect(name: string): TsqRedis;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly state: ProcessState;
+  readonly client: Client;
+  readonly serverMiddleware: Chain<ServerMiddlewareArgs>;
+  readonly deathHandlers: DeathHandler[];
+  readonly events: EventEmitter<JobEvents>;
+  readonly timestampFormat: TimestampFormat;
+}
+
+/** `hostname:pid:<12 hex>`, as Sidekiq's `identity` (DYNO overrides the hostname, as on Heroku). */
+export function newIdentity(): { identity: string; hostname: string } {
+  const host = process.env.DYNO ?? hostname();
+  return { identity: `${host}:${process.pid}:${randomBytes(6).toString("hex")}`, hostname: host };
+}

@@ -1,0 +1,26 @@
+/**
+ * The dead set ("morgue"): `ZADD dead <now> <job>` trimmed on every add by age (180 days) and size
+ * (10,000), in one MULTI, as Sidekiq's `send_to_morgue` and `DeadSet#kill` do.
+ */
+import { DEAD } from "../keys.js";
+import type { TsqRedis } from "../redis/connection.js";
+import { formatSeconds, nowSeconds } from "../timestamps.js";
+
+export interface MorgueLimits {
+  /** Entries kept (Sidekiq `dead_max_jobs`). */
+  deadMaxJobs: number;
+  /** Seconds an entry is kept (Sidekiq `dead_timeout_in_seconds`). */
+  deadTimeoutInSeconds: number;
+}
+
+export async function sendToMorgue(redis: TsqRedis, json: string, limits: MorgueLimits): Promise<void> {
+  const now = nowSeconds();
+  const results = await redis
+    .multi()
+    .zadd(DEAD, formatSeconds(now), json)
+    .zremrangebyscore(DEAD, "-inf", formatSeconds(now - limits.deadTimeoutInSeconds))
+    // Keeps the newest deadMaxJobs - 1 entries, as Sidekiq's `ZREMRANGEBYRANK dead 0 -max` does.
+    .zremrangebyrank(DEAD, 0, -limits.deadMaxJobs)
+    .exec();
+  for (const [error] of results ?? []) if (error) throw error;
+}

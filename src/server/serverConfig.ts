@@ -1,0 +1,50 @@
+/**
+ * Server-side configuration a job module contributes, like `Sidekiq.configure_server`:
+ *
+ *   configureServer((config) => {
+ *     config.middleware.add(TimingMiddleware);
+ *     config.deathHandlers.push((job, error) => alert(job, error));
+ *     config.on("startup", async () => { ... });
+ *   });
+ *
+ * The Launcher reads it when it starts, after loading the job module.
+ */
+import { Chain } from "../middleware/Chain.js";
+import type { ClientMiddlewareArgs } from "../client/Client.js";
+import type { DeathHandler, ServerMiddlewareArgs } from "./context.js";
+
+export type LifecycleEvent = "startup" | "quiet" | "shutdown";
+
+export interface ServerConfig {
+  readonly middleware: Chain<ServerMiddlewareArgs>;
+  /** Client middleware used by pushes made inside the worker (jobs enqueuing jobs, the poller). */
+  readonly clientMiddleware: Chain<ClientMiddlewareArgs>;
+  readonly deathHandlers: DeathHandler[];
+  on(event: LifecycleEvent, handler: () => unknown): void;
+}
+
+class Config implements ServerConfig {
+  readonly middleware = new Chain<ServerMiddlewareArgs>();
+  readonly clientMiddleware = new Chain<ClientMiddlewareArgs>();
+  readonly deathHandlers: DeathHandler[] = [];
+  readonly handlers: Record<LifecycleEvent, (() => unknown)[]> = { startup: [], quiet: [], shutdown: [] };
+
+  on(event: LifecycleEvent, handler: () => unknown): void {
+    this.handlers[event].push(handler);
+  }
+}
+
+let config = new Config();
+
+export function configureServer(fn: (config: ServerConfig) => void): void {
+  fn(config);
+}
+
+export function serverConfig(): Config {
+  return config;
+}
+
+/** Forgets every registration (tests build several launchers in one process). */
+export function resetServerConfig(): void {
+  config = new Config();
+}

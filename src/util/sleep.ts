@@ -1,0 +1,25 @@
+/**
+ * Cancellable waits: every sleeping loop (poller, heartbeat, fetch back-off) wakes at once on
+ * quiet/stop, and no timer keeps the process alive after stop.
+ */
+
+/** Resolves after `ms` milliseconds, or at once when `signal` aborts. Never rejects. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** A promise that settles when `resolve` is called; for "wait until something changes". */
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}

@@ -1,0 +1,59 @@
+/**
+ * Jobs used by the server tests, loaded by real `tsq` processes with `-r dist/test/jobs/testJobs.js`.
+ * They report through Redis (the worker's own connection) so tests can observe them from outside.
+ */
+import { Job, defaultClient } from "../../src/index.js";
+
+function redis() {
+  return defaultClient().redis;
+}
+
+/** Records that it ran: RPUSH ran {jid, args, pid, queue}. */
+export class RecordJob extends Job {
+  async perform(...args: unknown[]): Promise<void> {
+    await redis().rpush("ran", JSON.stringify({ jid: this.jid, args, pid: process.pid, queue: this.payload?.queue }));
+  }
+}
+
+/** Always fails with the given message. */
+export class FailJob extends Job {
+  static override options = { backtrace: 5 };
+  async perform(message: string): Promise<void> {
+    await redis().rpush("failed-attempts", this.jid);
+    throw new Error(message);
+  }
+}
+
+/** Sleeps `seconds`, stopping early if the worker abandons it on hard shutdown; then records itself. */
+export class SleepJob extends Job {
+  async perform(seconds: number): Promise<void> {
+    await redis().rpush("started", this.jid);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, seconds * 1000);
+      this.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    if (!this.signal.aborted) await redis().rpush("ran", JSON.stringify({ jid: this.jid, args: [seconds], pid: process.pid }));
+  }
+}
+
+/** Fails with a custom error class, and custom retry hooks. */
+export class CustomError extends Error {}
+export class HookJob extends Job {
+  static retryIn(count: number): number | "kill" | "discard" {
+    return count >= 1 ? "kill" : 1;
+  }
+  perform(): void {
+    throw new CustomError("hooked");
+  }
+}
+
+/** A plain class (not extending Job) is runnable too. */
+export class PlainJob {
+  static jobName = "Plain::Job";
+  async perform(value: string): Promise<void> {
+    await redis().rpush("ran", JSON.stringify({ jid: "plain", args: [value], pid: process.pid }));
+  }
+}
