@@ -1,0 +1,285 @@
+/**
+ * The `tsq` command line: its flags, and the merge of flags, config file, environment and DEFAULTS into
+ * one WorkerOptions. Precedence is flag > config file > environment > default, as in Sidekiq's CLI.
+ * Bad flags are a UsageError and bad settings a ConfigError; the CLI turns both into exit status 2.
+ */
+import { existsSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { DEFAULTS } from "../config/defaults.js";
+import {
+  duplicateQueue,
+  isRedisUrl,
+  loadConfig,
+  parseQueueText,
+  QUEUE_FORMAT,
+  type ClusterFileConfig,
+  type FileSettings,
+} from "../config/loadConfig.js";
+import type { CapsuleConfig, FetchMode, QueueSpec, WorkerOptions } from "../config/options.js";
+import { ConfigError } from "../errors.js";
+import { redactUrl } from "../redis/connection.js";
+import { VERSION } from "../version.js";
+
+/** A bad command line (unknown flag, missing or malformed value). `usage` is the help text to show. */
+export class UsageError extends Error {
+  override name = "UsageError";
+  constructor(
+    message: string,
+    readonly usage: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The flags as commander parses them; every one is optional so an absent flag falls through. */
+interface WorkerFlags {
+  require?: string;
+  queue?: QueueSpec[];
+  concurrency?: number;
+  timeout?: number;
+  config?: string;
+  tag?: string;
+  environment?: string;
+  verbose?: boolean;
+  redisUrl?: string;
+  fetch?: FetchMode;
+  metricsPort?: number;
+  metricsHost?: string;
+}
+
+/** The settings the environment may give (REDIS_URL, TSQ_CONCURRENCY, TSQ_TIMEOUT). */
+interface EnvSettings {
+  redisUrl?: string;
+  concurrency?: number;
+  timeout?: number;
+}
+
+/** Read when there is no -C and the file exists, relative to the working directory (Sidekiq: config/sidekiq.yml). */
+const DEFAULT_CONFIG = "config/tsq.yml";
+/** Weight 0: no weight, so a single queue is simply worked in order. */
+const DEFAULT_QUEUES: readonly QueueSpec[] = [{ name: "default", weight: 0 }];
+/** Loopback only: metrics are not exposed beyond the host unless asked. */
+const DEFAULT_METRICS_HOST = "127.0.0.1";
+const DEFAULT_ENVIRONMENT = "development";
+const REDIS_URL_FORMAT = "a redis:// or rediss:// URL (redis://[:password@]host[:port][/db])";
+
+export function buildWorkerCommand(): Command {
+  return new Command("tsq")
+    .description("Run one worker process that executes jobs from Redis (Sidekiq-compatible).")
+    .version(VERSION, "-V, --version", "print the tsq version and exit")
+    .option("-r, --require <path>", "job module to load, relative to the current directory (default: config `require`)")
+    .option(
+      "-q, --queue <name[,weight]>",
+      "queue to work, with an optional positive integer weight; repeat for more (default: default)",
+      collectQueue,
+    )
+    .option(
+      "-c, --concurrency <n>",
+      `job slots of the default capsule (default: TSQ_CONCURRENCY or ${DEFAULTS.concurrency})`,
+      positiveIntegerFlag,
+    )
+    .option(
+      "-t, --timeout <seconds>",
+      `seconds a graceful stop waits for running jobs (default: TSQ_TIMEOUT or ${DEFAULTS.timeout})`,
+      positiveNumberFlag,
+    )
+    .option("-C, --config <file>", `YAML config file (default: ${DEFAULT_CONFIG} when present)`)
+    .option("-g, --tag <tag>", "process tag shown in the Web UI (default: name of the current directory)")
+    .option(
+      "-e, --environment <env>",
+      `config file section to merge over the top level (default: TSQ_ENV, APP_ENV, NODE_ENV or ${DEFAULT_ENVIRONMENT})`,
+    )
+    .option("-v, --verbose", "log at debug level (default: info)")
+    .option("--redis-url <url>", `Redis URL, rediss:// for TLS (default: REDIS_URL or ${DEFAULTS.redisUrl})`)
+    .addOption(
+      new Option(
+        "--fetch <basic|reliable>",
+        "basic: BRPOP, a crash loses running jobs; reliable: they survive a crash (default: basic)",
+      ).choices(["basic", "reliable"]),
+    )
+    .option("--metrics-port <port>", "TCP port for GET /metrics, 0 = off (default: off)", portFlag)
+    .option("--metrics-host <host>", `interface for GET /metrics (default: ${DEFAULT_METRICS_HOST})`)
+    .exitOverride(exitOnlyForHelpOrVersion)
+    // Errors are reported by exitOnOptionError as `tsq: <message>` plus usage; commander stays silent.
+    .configureOutput({ outputError: () => {} });
+}
+
+/**
+ * Parses `argv` (without node and the script: `process.argv.slice(2)`), reads the config file and the
+ * environment, and returns the merged options plus the file's `cluster:` section for the supervisor.
+ */
+export function resolveWorkerOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): { options: WorkerOptions; cluster: ClusterFileConfig | undefined } {
+  const flags = parseFlags(argv);
+  const environment = flags.environment ?? environmentName(env);
+  const config = locateConfig(flags.config, cwd);
+  const file = config ? loadConfig(config.path, environment, config.label) : {};
+  const options = merge(flags, file, readEnvironment(env), { cwd, environment, configFile: config?.path });
+  return { options, cluster: file.cluster };
+}
+
+/** Prints a UsageError or ConfigError as `tsq: <message>` (plus usage) and exits 2; rethrows anything else. */
+export function exitOnOptionError(error: unknown, stderr: NodeJS.WritableStream): never {
+  if (error instanceof UsageError) {
+    stderr.write(`tsq: ${error.message}\n\n${error.usage}`);
+    process.exit(2);
+  }
+  if (error instanceof ConfigError) {
+    stderr.write(`tsq: ${error.message}\n`);
+    process.exit(2);
+  }
+  throw error;
+}
+
+function parseFlags(argv: string[]): WorkerFlags {
+  const command = buildWorkerCommand();
+  try {
+    command.parse(argv, { from: "user" });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    throw new UsageError(redactUrlsIn(error.message.replace(/^error: /, "")), command.helpInformation());
+  }
+  const flags = command.opts<WorkerFlags>();
+  const twice = flags.queue ? duplicateQueue(flags.queue) : undefined;
+  if (twice !== undefined) {
+    throw new UsageError(`queue "${twice}" is given twice with -q; give it once, with a weight`, command.helpInformation());
+  }
+  // Checked here rather than in an argParser, whose message would echo the URL with its password.
+  if (flags.redisUrl !== undefined && !isRedisUrl(flags.redisUrl)) {
+    throw new UsageError(`--redis-url must be ${REDIS_URL_FORMAT}, got ${redactUrl(flags.redisUrl)}`, command.helpInformation());
+  }
+  return flags;
+}
+
+/** Commander echoes what it could not parse (`--redis_url=redis://:pw@host`); never show a password. */
+function redactUrlsIn(message: string): string {
+  return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"]+/gi, (url) => redactUrl(url));
+}
+
+/** Help and version exit 0 as usual; every parse error is thrown so the caller decides (status 2). */
+function exitOnlyForHelpOrVersion(error: CommanderError): never {
+  if (error.exitCode === 0) process.exit(0);
+  throw error;
+}
+
+function collectQueue(text: string, previous: QueueSpec[] | undefined): QueueSpec[] {
+  const queue = parseQueueText(text);
+  if (queue === undefined) throw new InvalidArgumentError(`Expected ${QUEUE_FORMAT}.`);
+  return [...(previous ?? []), queue];
+}
+
+function positiveIntegerFlag(text: string): number {
+  const value = parsePositiveInteger(text);
+  if (value === undefined) throw new InvalidArgumentError("Expected a positive integer.");
+  return value;
+}
+
+function positiveNumberFlag(text: string): number {
+  const value = parsePositiveNumber(text);
+  if (value === undefined) throw new InvalidArgumentError("Expected a number of seconds > 0.");
+  return value;
+}
+
+function portFlag(text: string): number {
+  const value = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(value <= 65_535)) throw new InvalidArgumentError("Expected a TCP port from 0 to 65535 (0 = off).");
+  return value;
+}
+
+function parsePositiveInteger(text: string): number | undefined {
+  const value = /^\d+$/.test(text.trim()) ? Number(text) : 0;
+  return value > 0 ? value : undefined;
+}
+
+function parsePositiveNumber(text: string): number | undefined {
+  const value = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : 0;
+  return value > 0 ? value : undefined;
+}
+
+function environmentName(env: NodeJS.ProcessEnv): string {
+  return env["TSQ_ENV"] || env["APP_ENV"] || env["NODE_ENV"] || DEFAULT_ENVIRONMENT;
+}
+
+/** The explicit -C file (must exist), else config/tsq.yml when present. `label` is what messages show. */
+function locateConfig(flag: string | undefined, cwd: string): { path: string; label: string } | undefined {
+  if (flag !== undefined) {
+    const path = resolve(cwd, flag);
+    if (!existsSync(path)) throw new ConfigError(`${flag}: config file not found (given with -C, looked in ${cwd}); check the path`);
+    return { path, label: flag };
+  }
+  const path = join(cwd, DEFAULT_CONFIG);
+  return existsSync(path) ? { path, label: DEFAULT_CONFIG } : undefined;
+}
+
+/** Empty variables count as unset, as shells and dotenv files often leave them. */
+function readEnvironment(env: NodeJS.ProcessEnv): EnvSettings {
+  const settings: EnvSettings = {};
+  const redisUrl = env["REDIS_URL"];
+  if (redisUrl) {
+    if (!isRedisUrl(redisUrl)) throw new ConfigError(`REDIS_URL must be ${REDIS_URL_FORMAT}, got ${redactUrl(redisUrl)}; fix or unset it`);
+    settings.redisUrl = redisUrl;
+  }
+  const concurrency = env["TSQ_CONCURRENCY"];
+  if (concurrency) settings.concurrency = envNumber("TSQ_CONCURRENCY", concurrency, parsePositiveInteger, "a positive integer");
+  const timeout = env["TSQ_TIMEOUT"];
+  if (timeout) settings.timeout = envNumber("TSQ_TIMEOUT", timeout, parsePositiveNumber, "a number of seconds > 0");
+  return settings;
+}
+
+function envNumber(name: string, text: string, parse: (text: string) => number | undefined, expected: string): number {
+  const value = parse(text);
+  if (value === undefined) throw new ConfigError(`${name} must be ${expected}, got ${JSON.stringify(text)}; fix or unset it`);
+  return value;
+}
+
+interface MergeContext {
+  cwd: string;
+  environment: string;
+  configFile: string | undefined;
+}
+
+function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, context: MergeContext): WorkerOptions {
+  // Concurrency is per capsule in WorkerOptions, so the DEFAULTS entry is not copied as such.
+  const { concurrency: defaultConcurrency, ...defaults } = DEFAULTS;
+  const concurrency = flags.concurrency ?? file.concurrency ?? fromEnv.concurrency ?? defaultConcurrency;
+  const requirePath = flags.require ?? file.require;
+  return {
+    ...defaults,
+    redisUrl: flags.redisUrl ?? file.redisUrl ?? fromEnv.redisUrl ?? defaults.redisUrl,
+    timeout: flags.timeout ?? file.timeout ?? fromEnv.timeout ?? defaults.timeout,
+    heartbeatInterval: file.heartbeatInterval ?? defaults.heartbeatInterval,
+    averageScheduledPollInterval: file.averageScheduledPollInterval ?? defaults.averageScheduledPollInterval,
+    pollIntervalAverage: file.pollIntervalAverage ?? defaults.pollIntervalAverage,
+    maxRetries: file.maxRetries ?? defaults.maxRetries,
+    deadMaxJobs: file.deadMaxJobs ?? defaults.deadMaxJobs,
+    deadTimeoutInSeconds: file.deadTimeoutInSeconds ?? defaults.deadTimeoutInSeconds,
+    maxPayloadBytes: file.maxPayloadBytes ?? defaults.maxPayloadBytes,
+    sidekiqVersion: file.sidekiqVersion ?? defaults.sidekiqVersion,
+    // Relative to the working directory whether given as a flag or in the file, as Sidekiq's `-r`.
+    require: requirePath === undefined ? undefined : resolve(context.cwd, requirePath),
+    capsules: capsulesOf(flags, file, concurrency),
+    tag: flags.tag ?? file.tag ?? basename(resolve(context.cwd)),
+    labels: file.labels ?? [],
+    environment: context.environment,
+    verbose: flags.verbose ?? false,
+    fetch: flags.fetch ?? file.fetch ?? "basic",
+    metricsPort: flags.metricsPort ?? file.metrics?.port,
+    metricsHost: flags.metricsHost ?? file.metrics?.host ?? DEFAULT_METRICS_HOST,
+    configFile: context.configFile,
+  };
+}
+
+/** The "default" capsule from -q/queues and the resolved concurrency, then the file's extra capsules. */
+function capsulesOf(flags: WorkerFlags, file: FileSettings, concurrency: number): CapsuleConfig[] {
+  const queues = flags.queue ?? file.queues ?? DEFAULT_QUEUES.map((queue) => ({ ...queue }));
+  const extra = (file.capsules ?? []).map((capsule) => ({
+    name: capsule.name,
+    concurrency: capsule.concurrency ?? concurrency,
+    queues: capsule.queues,
+  }));
+  return [{ name: "default", concurrency, queues }, ...extra];
+}

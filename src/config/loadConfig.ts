@@ -1,0 +1,331 @@
+/**
+ * Reads `config/tsq.yml` (or the file named by `-C`) into typed, validated settings, the way Sidekiq
+ * reads `config/sidekiq.yml`: snake_case keys, with or without a leading colon (`:concurrency:`), and
+ * any top-level mapping that is not an option is an environment section. The section named by the
+ * environment is merged shallowly over the top level (Sidekiq: `opts.merge(opts.delete(env) || {})`);
+ * the others are ignored. Every other unknown key is an error, so a typo never falls back to a default.
+ */
+import { readFileSync } from "node:fs";
+import { parseDocument } from "yaml";
+import { ConfigError } from "../errors.js";
+import { redactUrl } from "../redis/connection.js";
+import type { FetchMode, QueueSpec } from "./options.js";
+
+export interface MetricsFileConfig {
+  /** TCP port for GET /metrics; 0 = off. */
+  port?: number;
+  host?: string;
+}
+
+/** The `cluster:` section, checked for shape only; the supervisor applies its own defaults. */
+export interface ClusterFileConfig {
+  processes?: number;
+  groups?: string[];
+  /** Resident memory in MB above which a child is replaced. */
+  maxMemoryMb?: number;
+  /** Seconds without a heartbeat after which a child counts as hung. */
+  hangThreshold?: number;
+  metrics?: MetricsFileConfig;
+}
+
+export interface CapsuleFileConfig {
+  name: string;
+  /** Undefined: the resolved top-level concurrency applies, as for a Sidekiq 7 `config.capsule`. */
+  concurrency: number | undefined;
+  queues: QueueSpec[];
+}
+
+/** What a config file may set, in camelCase. Absent fields fall through to the environment and DEFAULTS. */
+export interface FileSettings {
+  require?: string;
+  concurrency?: number;
+  /** Seconds. */
+  timeout?: number;
+  queues?: QueueSpec[];
+  capsules?: CapsuleFileConfig[];
+  tag?: string;
+  labels?: string[];
+  redisUrl?: string;
+  fetch?: FetchMode;
+  maxRetries?: number;
+  deadMaxJobs?: number;
+  /** Seconds. */
+  deadTimeoutInSeconds?: number;
+  /** Seconds. */
+  averageScheduledPollInterval?: number;
+  /** Seconds; null = scale with the process count (the default). */
+  pollIntervalAverage?: number | null;
+  /** Seconds. */
+  heartbeatInterval?: number;
+  sidekiqVersion?: 6 | 7 | 8;
+  /** Bytes. */
+  maxPayloadBytes?: number;
+  metrics?: MetricsFileConfig;
+  cluster?: ClusterFileConfig;
+}
+
+/** Where a value sits: the file as the user named it, and the dotted key path inside it. */
+interface Where {
+  file: string;
+  path: string;
+}
+interface Entry {
+  key: string;
+  value: unknown;
+  path: string;
+}
+type Check<T> = (value: unknown, at: Where) => T;
+/** One check per field; its YAML key is the field's snake_case name. */
+type Schema<T> = { [K in keyof T]-?: Check<Exclude<T[K], undefined>> };
+
+export const QUEUE_FORMAT = 'a queue name, optionally followed by ",<weight>" with a positive integer weight (e.g. "critical,2")';
+
+/** Parses `name` or `name,weight` (as given to `-q` or in YAML); undefined when malformed. */
+export function parseQueueText(text: string): QueueSpec | undefined {
+  const [name, weight, ...rest] = text.split(",").map((part) => part.trim());
+  return rest.length > 0 ? undefined : queueSpec(name, weight);
+}
+
+/** The first queue name listed twice, if any: a capsule lists each queue once, weights say how often. */
+export function duplicateQueue(queues: readonly QueueSpec[]): string | undefined {
+  const seen = new Set<string>();
+  for (const { name } of queues) {
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
+export function isRedisUrl(text: string): boolean {
+  try {
+    const { protocol } = new URL(text);
+    return protocol === "redis:" || protocol === "rediss:";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads and validates one config file. `label` is the path as the user knows it (e.g. `config/tsq.yml`),
+ * used in every error message; `environment` picks the section to merge over the top level.
+ */
+export function loadConfig(path: string, environment: string, label: string = path): FileSettings {
+  const document = parseYaml(readText(path, label), label);
+  if (document === null || document === undefined) return {}; // an empty file sets nothing
+  const known = new Set(Object.keys(TOP_LEVEL).map(snakeCase));
+  const merged = new Map<string, Entry>();
+  let section: Entry[] = [];
+  for (const entry of entriesOf(document, { file: label, path: "" })) {
+    if (known.has(entry.key)) merged.set(entry.key, entry);
+    else if (!isMapping(entry.value)) unknownKey(label, entry.path, known);
+    else if (entry.key === environment) section = entriesOf(entry.value, { file: label, path: entry.key });
+  }
+  for (const entry of section) merged.set(entry.key, entry);
+  return applySchema([...merged.values()], TOP_LEVEL, label);
+}
+
+function readText(path: string, label: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(`${label}: cannot read the config file (${reason}); check the path and its permissions`);
+  }
+}
+
+function parseYaml(text: string, label: string): unknown {
+  // `merge: true` honours `<<: *default`, which Rails-style files use to share settings between sections.
+  const document = parseDocument(text, { merge: true });
+  const error = document.errors[0];
+  if (error) {
+    const [start] = error.linePos ?? [];
+    const position = start ? ` at line ${start.line}, column ${start.col}` : "";
+    const reason = (error.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    throw new ConfigError(`${label}: invalid YAML${position}: ${reason}; fix the syntax there`);
+  }
+  try {
+    return document.toJS();
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new ConfigError(`${label}: cannot read the YAML (${reason}); simplify the anchors and aliases`);
+  }
+}
+
+function applySchema<T>(entries: Entry[], schema: Schema<T>, file: string): Partial<T> {
+  // The schema's own type ties each field to its check; this record view only lets us index it by name.
+  const checks = schema as Record<string, Check<unknown>>;
+  const fields = new Map(Object.keys(checks).map((field) => [snakeCase(field), field]));
+  const result: Record<string, unknown> = {};
+  for (const entry of entries) {
+    const field = fields.get(entry.key);
+    const check = field === undefined ? undefined : checks[field];
+    if (field === undefined || check === undefined) return unknownKey(file, entry.path, fields.keys());
+    result[field] = check(entry.value, { file, path: entry.path });
+  }
+  return result as Partial<T>;
+}
+
+/** The entries of a YAML mapping, Sidekiq-style keys (`:concurrency`) reduced to plain ones. */
+function entriesOf(value: unknown, at: Where): Entry[] {
+  if (!isMapping(value)) return fail(at, "a mapping of key: value pairs", value);
+  const seen = new Set<string>();
+  return Object.entries(value).map(([raw, item]) => {
+    const key = raw.startsWith(":") ? raw.slice(1) : raw;
+    const path = at.path === "" ? key : `${at.path}.${key}`;
+    if (seen.has(key)) throw new ConfigError(`${at.file}: ${path} is given twice (with and without a colon); keep one`);
+    seen.add(key);
+    return { key, value: item, path };
+  });
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function snakeCase(field: string): string {
+  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+function unknownKey(file: string, path: string, known: Iterable<string>): never {
+  const list = [...known].join(", ");
+  throw new ConfigError(`${file}: unknown key "${path}"; fix its spelling or remove it (known keys: ${list})`);
+}
+
+function fail(at: Where, expected: string, value: unknown): never {
+  const what = at.path === "" ? "the top level" : at.path;
+  throw new ConfigError(`${at.file}: ${what} must be ${expected}, got ${show(value)}`);
+}
+
+/** A short rendering of a bad value; 60 characters keep one-line messages readable. */
+function show(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (typeof value === "string" && /:\/\/.*@/.test(value)) return JSON.stringify(redactUrl(value)); // may hold a password
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function queueSpec(name: unknown, weight: unknown): QueueSpec | undefined {
+  if (typeof name !== "string" || !/^[^\s,]+$/.test(name)) return undefined;
+  if (weight === undefined) return { name, weight: 0 }; // 0 = no weight given (Sidekiq's strict order)
+  const value = typeof weight === "string" && /^\d+$/.test(weight) ? Number(weight) : weight;
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? { name, weight: value } : undefined;
+}
+
+function queueItem(item: unknown): QueueSpec | undefined {
+  if (typeof item === "string") return parseQueueText(item);
+  if (Array.isArray(item) && (item.length === 1 || item.length === 2)) return queueSpec(item[0], item[1]);
+  return undefined;
+}
+
+function queueList(value: unknown, at: Where): QueueSpec[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    return fail(at, "a non-empty list of queues, e.g. [critical, [default, 2], low]", value);
+  }
+  const queues = value.map(
+    (item: unknown, index) =>
+      queueItem(item) ?? fail({ ...at, path: `${at.path}[${index}]` }, `${QUEUE_FORMAT} or a [name, weight] pair`, item),
+  );
+  const twice = duplicateQueue(queues);
+  if (twice !== undefined) throw new ConfigError(`${at.file}: ${at.path} lists queue "${twice}" twice; list it once, with a weight`);
+  return queues;
+}
+
+function capsules(value: unknown, at: Where): CapsuleFileConfig[] {
+  return entriesOf(value, at).map(({ key, value: body, path }) => {
+    if (key === "default") {
+      throw new ConfigError(`${at.file}: ${path} is the capsule built from the top-level queues and concurrency; give this one another name`);
+    }
+    const settings = applySchema(entriesOf(body, { file: at.file, path }), CAPSULE, at.file);
+    if (settings.queues === undefined) {
+      throw new ConfigError(`${at.file}: ${path}.queues is missing; list the queues this capsule works, e.g. queues: [${key}]`);
+    }
+    return { name: key, concurrency: settings.concurrency, queues: settings.queues };
+  });
+}
+
+function positiveInteger(value: unknown, at: Where): number {
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : fail(at, "a positive integer", value);
+}
+
+function nonNegativeInteger(value: unknown, at: Where): number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : fail(at, "an integer >= 0", value);
+}
+
+function positiveNumber(value: unknown, at: Where): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : fail(at, "a number > 0", value);
+}
+
+function optionalPositiveNumber(value: unknown, at: Where): number | null {
+  return value === null ? null : positiveNumber(value, at);
+}
+
+function port(value: unknown, at: Where): number {
+  const ok = typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 65_535;
+  return ok ? value : fail(at, "a TCP port from 0 to 65535 (0 = off)", value);
+}
+
+function nonEmptyString(value: unknown, at: Where): string {
+  return typeof value === "string" && value.trim() !== "" ? value : fail(at, "a non-empty string", value);
+}
+
+function stringList(value: unknown, at: Where): string[] {
+  const ok = Array.isArray(value) && value.every((item) => typeof item === "string" && item.trim() !== "");
+  return ok ? (value as string[]) : fail(at, "a list of non-empty strings", value);
+}
+
+function groups(value: unknown, at: Where): string[] {
+  const list = stringList(value, at);
+  return list.length > 0 ? list : fail(at, 'a non-empty list of queue groups, e.g. ["critical,default", "*"]', value);
+}
+
+function redisUrl(value: unknown, at: Where): string {
+  if (typeof value === "string" && isRedisUrl(value)) return value;
+  const shown = typeof value === "string" ? redactUrl(value) : show(value);
+  throw new ConfigError(`${at.file}: ${at.path} must be a redis:// or rediss:// URL (redis://[:password@]host[:port][/db]), got ${shown}`);
+}
+
+function fetchMode(value: unknown, at: Where): FetchMode {
+  return value === "basic" || value === "reliable" ? value : fail(at, '"basic" or "reliable"', value);
+}
+
+function sidekiqVersion(value: unknown, at: Where): 6 | 7 | 8 {
+  return value === 6 || value === 7 || value === 8 ? value : fail(at, "6, 7 or 8", value);
+}
+
+function nested<T>(schema: Schema<T>): Check<Partial<T>> {
+  return (value, at) => applySchema(entriesOf(value, at), schema, at.file);
+}
+
+const CAPSULE: Schema<{ concurrency?: number; queues?: QueueSpec[] }> = { concurrency: positiveInteger, queues: queueList };
+
+const METRICS: Schema<MetricsFileConfig> = { port, host: nonEmptyString };
+
+const CLUSTER: Schema<ClusterFileConfig> = {
+  processes: positiveInteger,
+  groups,
+  maxMemoryMb: positiveNumber,
+  hangThreshold: positiveNumber,
+  metrics: nested(METRICS),
+};
+
+const TOP_LEVEL: Schema<FileSettings> = {
+  require: nonEmptyString,
+  concurrency: positiveInteger,
+  timeout: positiveNumber,
+  queues: queueList,
+  capsules,
+  tag: nonEmptyString,
+  labels: stringList,
+  redisUrl,
+  fetch: fetchMode,
+  maxRetries: nonNegativeInteger,
+  deadMaxJobs: nonNegativeInteger,
+  deadTimeoutInSeconds: positiveNumber,
+  averageScheduledPollInterval: positiveNumber,
+  pollIntervalAverage: optionalPositiveNumber,
+  heartbeatInterval: positiveNumber,
+  sidekiqVersion,
+  maxPayloadBytes: positiveInteger,
+  metrics: nested(METRICS),
+  cluster: nested(CLUSTER),
+};
