@@ -15,9 +15,13 @@ export interface RedisHandle {
   port: number;
   /** A connection for assertions; closed after the file. */
   redis: TsqRedis;
-  /** Stops the server (for fault tests) and `restart()` brings it back on the same port. */
+  /** Stops the server abruptly (for fault tests). */
   kill(signal?: NodeJS.Signals): Promise<void>;
-  restart(): Promise<void>;
+  /**
+   * Saves the data, stops the server, keeps it down `downMs`, and starts it again on the same port with
+   * the same data (an outage, not a wipe).
+   */
+  restart(downMs?: number): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -60,10 +64,10 @@ async function waitForPing(port: number, child: ChildProcess, log: () => string)
 }
 
 /** Starts a redis-server on `port` (a free one by default). Resolves once it answers PING. */
-export async function startRedisServer(port?: number): Promise<{ port: number; child: ChildProcess; dir: string }> {
+export async function startRedisServer(port?: number, dataDir?: string): Promise<{ port: number; child: ChildProcess; dir: string }> {
   ensureBinary();
   const chosen = port ?? (await freePort());
-  const dir = mkdtempSync(join(tmpdir(), "tsq-redis-"));
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), "tsq-redis-"));
   const child = spawn(
     "redis-server",
     ["--port", String(chosen), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
@@ -99,11 +103,15 @@ export function useRedis(): RedisHandle {
     handle.kill = async (signal = "SIGTERM") => {
       if (server) await stopChild(server.child, signal);
     };
-    handle.restart = async () => {
+    handle.restart = async (downMs = 0) => {
       if (!server) return;
-      await stopChild(server.child);
-      rmSync(server.dir, { recursive: true, force: true });
-      server = await startRedisServer(server.port);
+      const { port, dir, child } = server;
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      // SHUTDOWN SAVE writes dump.rdb even with `--save ""`, so the restarted server has the same data.
+      spawnSync("redis-cli", ["-p", String(port), "shutdown", "save"]);
+      await exited;
+      await new Promise((r) => setTimeout(r, downMs));
+      server = await startRedisServer(port, dir);
     };
   });
   beforeEach(async () => {

@@ -57,3 +57,13 @@ export class PlainJob {
     await redis().rpush("ran", JSON.stringify({ jid: "plain", args: [value], pid: process.pid }));
   }
 }
+
+/** Throws from a timer, outside any job promise: must not take the worker down. */
+export class StrayErrorJob extends Job {
+  perform(): void {
+    setTimeout(() => {
+      throw new Error("stray timer error");
+    }, 10);
+    void Promise.reject(new Error("stray rejection"));
+  }
+}
