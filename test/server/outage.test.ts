@@ -1,0 +1,36 @@
+/** Redis goes away mid-run and comes back: the worker recovers by itself and nothing is lost. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { useRedis } from "../helpers/redis.js";
+import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
+import { Client } from "../../src/client/Client.js";
+
+const handle = useRedis();
+
+test("Redis stopped for 5 s and restarted mid-run: the worker logs the outage once, recovers, finishes every job", async () => {
+  const client = new Client({ redis: handle.url });
+  const jids = (await client.pushBulk({ class: "RecordJob", args: Array.from({ length: 20_000 }, (_, i) => [i]) })) as string[];
+  await client.close();
+  const worker = startTsq(["-r", TEST_JOBS, "-c", "5", "-t", "2"], { REDIS_URL: handle.url });
+  await eventually(async () => (await handle.redis.llen("ran")) > 2000, 30_000, "work under way");
+  handle.redis.disconnect();
+  await handle.restart(5000);
+  handle.redis.connect().catch(() => {});
+  const ran = await eventually(
+    async () => {
+      const entries = await handle.redis.lrange("ran", 0, -1);
+      const seen = new Set(entries.map((e) => JSON.parse(e).jid as string));
+      return seen.size === jids.length ? seen : undefined;
+    },
+    60_000,
+    "every job ran after the outage",
+    500,
+  );
+  assert.ok(jids.every((jid) => ran.has(jid)));
+  const lost = worker.lines.filter((l) => l.msg === "Redis connection lost; retrying with back-off, jobs in flight are kept");
+  const restored = worker.lines.filter((l) => l.msg === "Redis connection restored; resuming");
+  assert.equal(lost.length, 1, worker.output().slice(-3000));
+  assert.equal(restored.length, 1);
+  console.log(`outage logged for ${String(restored[0]!.outage_s)} s; ${(await handle.redis.llen("ran")) - jids.length} duplicate runs`);
+  assert.equal(await worker.stop(), 0);
+});
