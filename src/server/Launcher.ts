@@ -40,6 +40,7 @@ export class Launcher {
   private readonly connections: TsqRedis[] = [];
   private readonly startedAt = nowSeconds();
   private quieted = false;
+  private started = false;
   private stopping: Promise<void> | undefined;
 
   constructor(options: WorkerOptions, registry: Registry, hooks: LauncherHooks = {}) {
@@ -94,6 +95,7 @@ export class Launcher {
 
   async start(): Promise<void> {
     await this.fire("startup");
+    this.started = true;
     for (const manager of this.managers) manager.start();
     this.heartbeat.start();
     this.poller.start();
@@ -117,7 +119,8 @@ export class Launcher {
     for (const manager of this.managers) manager.quiet();
     await this.poller.stop();
     await this.fire("quiet");
-    await this.heartbeat.beat();
+    // Publish quiet="true" now rather than at the next beat.
+    if (this.started) await this.heartbeat.beat();
   }
 
   /** Idempotent. Resolves when the process has left Redis cleanly. */

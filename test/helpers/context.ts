@@ -1,0 +1,24 @@
+/** An in-process Launcher against the private Redis, for unit tests of server roles. */
+import { after } from "node:test";
+import { pino } from "pino";
+import { Launcher } from "../../src/server/Launcher.js";
+import { Registry, type RunnableClass } from "../../src/server/Registry.js";
+import { resetServerConfig } from "../../src/server/serverConfig.js";
+import type { QueueSpec, WorkerOptions } from "../../src/config/options.js";
+import { testOptions } from "./options.js";
+
+const launchers = new Set<Launcher>();
+after(async () => {
+  await Promise.all([...launchers].map((l) => l.stop()));
+});
+
+/** Builds (does not start) a Launcher with the given job classes; stopped after the file. */
+export function testLauncher(url: string, classes: RunnableClass[] = [], overrides: Partial<WorkerOptions> & { concurrency?: number; queues?: QueueSpec[] } = {}): Launcher {
+  const registry = new Registry();
+  for (const klass of classes) registry.register(klass);
+  const launcher = new Launcher(testOptions(url, overrides), registry, { logger: pino({ level: "silent" }) });
+  launchers.add(launcher);
+  return launcher;
+}
+
+export { resetServerConfig };
