@@ -16,3 +16,6 @@ export {
   InvalidPayloadError,
 } from "./errors.js";
 export { redactUrl } from "./redis/connection.js";
+export { logger, type Logger } from "./logger.js";
+export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";
+export type { ServerMiddlewareArgs, DeathHandler } from "./server/context.js";

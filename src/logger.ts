@@ -3,7 +3,7 @@
  * job's context (jid, class, queue) without the job passing a logger around, via AsyncLocalStorage.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { pino, type Logger, type LevelWithSilent } from "pino";
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from "pino";
 
 export type { Logger } from "pino";
 
@@ -16,12 +16,17 @@ export interface JobLogContext {
 
 const jobContext = new AsyncLocalStorage<JobLogContext>();
 
-function build(level: LevelWithSilent, base: Record<string, unknown>): Logger {
-  return pino({
+function build(level: LevelWithSilent, base: Record<string, unknown>, destination?: DestinationStream): Logger {
+  const options = {
     level,
     base: { pid: process.pid, ...base },
-    mixin: () => jobContext.getStore() ?? {},
-  });
+    // A copy: pino's default merge writes the line's own fields into the object the mixin returns.
+    mixin: () => {
+      const context = jobContext.getStore();
+      return context ? { ...context } : {};
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 let root = build((process.env.TSQ_LOG_LEVEL as LevelWithSilent | undefined) ?? "info", {});
@@ -32,8 +37,12 @@ export function logger(): Logger {
 }
 
 /** Rebuilds the process logger, e.g. `-v` (debug) or a cluster child's `{ child, group }` tags. */
-export function configureLogger(options: { level?: LevelWithSilent; base?: Record<string, unknown> }): Logger {
-  root = build(options.level ?? root.level as LevelWithSilent, options.base ?? {});
+export function configureLogger(options: {
+  level?: LevelWithSilent;
+  base?: Record<string, unknown>;
+  destination?: DestinationStream;
+}): Logger {
+  root = build(options.level ?? (root.level as LevelWithSilent), options.base ?? {}, options.destination);
   return root;
 }
 
