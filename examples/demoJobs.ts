@@ -36,3 +36,8 @@ export class ReminderJob extends Job {
     await defaultClient().redis.set("demo:reminder", text);
   }
 }
+
+/** Does nothing: measures the framework's own cost per job (npm run bench). */
+export class NoopJob extends Job {
+  perform(): void {}
+}

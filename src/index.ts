@@ -19,3 +19,4 @@ export { redactUrl } from "./redis/connection.js";
 export { logger, type Logger } from "./logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";
 export type { ServerMiddlewareArgs, DeathHandler } from "./server/context.js";
+export { VERSION } from "./version.js";
