@@ -6,6 +6,17 @@
 import { randomBytes } from "node:crypto";
 import { InvalidPayloadError } from "./errors.js";
 import { formatTimestampJson } from "./timestamps.js";
+import { sameAsRaw, splitTopLevel } from "./rawJson.js";
+
+/**
+ * The text a payload was parsed from, kept on a hidden (non-enumerable) symbol property; its field
+ * texts are split only if the job is re-dumped. `inheritSource` carries it to a copy.
+ */
+const SOURCE = Symbol("tsq.payloadSource");
+interface Source {
+  text: string;
+  fields?: Map<string, string>;
+}
 
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
@@ -55,16 +66,22 @@ export function newJid(): string {
 
 /**
  * Serializes a payload. Equivalent to JSON.stringify except that numeric timestamp fields keep a
- * fractional part (`1712345678.0`), so Sidekiq 8 readers do not take whole seconds for milliseconds.
+ * fractional part (`1712345678.0`), so Sidekiq 8 readers do not take whole seconds for milliseconds,
+ * and fields of a parsed payload that are unchanged keep their original text (see rawJson.ts).
  */
 export function dumpPayload(job: JobPayload | Record<string, unknown>): string {
+  const source = (job as { [SOURCE]?: Source })[SOURCE];
+  if (source) source.fields ??= splitTopLevel(source.text);
   const parts: string[] = [];
   for (const [key, value] of Object.entries(job)) {
     if (value === undefined) continue;
+    const raw = source?.fields?.get(key);
     const encoded =
-      TIMESTAMP_FIELDS.has(key) && typeof value === "number" && Number.isFinite(value)
-        ? formatTimestampJson(value)
-        : JSON.stringify(value);
+      raw !== undefined && sameAsRaw(value, raw)
+        ? raw
+        : TIMESTAMP_FIELDS.has(key) && typeof value === "number" && Number.isFinite(value)
+          ? formatTimestampJson(value)
+          : JSON.stringify(value);
     if (encoded === undefined) continue;
     parts.push(`${JSON.stringify(key)}:${encoded}`);
   }
@@ -92,7 +109,14 @@ export function parsePayload(text: string): JobPayload {
   if (!Array.isArray(job.args)) throw new InvalidPayloadError('job "args" is not an array');
   if (typeof job.jid !== "string") throw new InvalidPayloadError('job has no "jid" string');
   if (typeof job.queue !== "string") job.queue = "default";
+  Object.defineProperty(job, SOURCE, { value: { text }, enumerable: false, writable: true });
   return job as JobPayload;
+}
+
+/** Gives `copy` the source text of `original` (a parsed payload), so unchanged fields keep their text. */
+export function inheritSource(original: object, copy: object): void {
+  const source = (original as { [SOURCE]?: Source })[SOURCE];
+  if (source) Object.defineProperty(copy, SOURCE, { value: source, enumerable: false, writable: true });
 }
 
 /** The class name to show and to measure: the wrapped class for ActiveJob wrappers. */

@@ -5,7 +5,7 @@
  */
 import { ArgumentError, PayloadTooLargeError } from "../errors.js";
 import { Chain } from "../middleware/Chain.js";
-import { dumpPayload, newJid, type JobPayload, type JsonValue } from "../payload.js";
+import { dumpPayload, inheritSource, newJid, type JobPayload, type JsonValue } from "../payload.js";
 import { connect, isFailoverError, type TsqRedis } from "../redis/connection.js";
 import { QUEUES, SCHEDULE, queueKey } from "../keys.js";
 import { formatSeconds, nowStamp, type TimestampFormat } from "../timestamps.js";
@@ -125,7 +125,9 @@ export class Client {
   /** Validates the item and fills in Sidekiq's defaults (`normalize_item`). */
   private normalize(item: PushItem): JobPayload {
     if (item === null || typeof item !== "object") throw new ArgumentError("push: expected a job object");
-    const { class: klass, ...fields } = item;
+    const { class: klass, ...given } = item;
+    // A field set to undefined (`{ queue: opts.queue }`) means "not given", as it would in JSON.
+    const fields = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
     if (typeof klass !== "string" && typeof klass !== "function") {
       throw new ArgumentError('push: "class" must be a class name or a job class');
     }
@@ -135,6 +137,7 @@ export class Client {
     const classOptions = typeof klass === "string" ? {} : wireOptions((klass as JobClassLike).options);
     const job = { class: className, ...JOB_DEFAULTS, ...classOptions, ...fields } as JobPayload;
     job.class = className;
+    inheritSource(item, job);
 
     if (typeof job.queue !== "string" || job.queue === "") throw new ArgumentError(`push: queue for ${className} must be a non-empty string`);
     if (job.at !== undefined && (typeof job.at !== "number" || !Number.isFinite(job.at))) {
@@ -180,9 +183,8 @@ export class Client {
     const json = dumpPayload(stored);
     const bytes = Buffer.byteLength(json);
     if (bytes > this.maxPayloadBytes) {
-      const mb = (n: number) => (n / 1024 / 1024).toFixed(2);
       throw new PayloadTooLargeError(
-        `job ${job.class} (jid ${job.jid}) is ${mb(bytes)} MB, over the ${mb(this.maxPayloadBytes)} MB limit ` +
+        `job ${job.class} (jid ${job.jid}) is ${formatBytes(bytes)}, over the limit of ${formatBytes(this.maxPayloadBytes)} ` +
           "(maxPayloadBytes); store large data elsewhere and pass a reference such as an id or URL",
       );
     }
@@ -221,6 +223,12 @@ export class Client {
     const results = (await pipeline.exec()) ?? [];
     for (const [error] of results) if (error) throw error;
   }
+}
+
+/** Exact bytes, plus MB for big sizes: "5242990 bytes (5.00 MB)" (MB alone hides a 100-byte overrun). */
+function formatBytes(bytes: number): string {
+  const MB = 1024 * 1024;
+  return bytes >= MB ? `${bytes} bytes (${(bytes / MB).toFixed(2)} MB)` : `${bytes} bytes`;
 }
 
 /** Re-exported for the Job API: JSON-native argument values. */

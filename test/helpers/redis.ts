@@ -10,6 +10,10 @@ import { join } from "node:path";
 import { after, before, beforeEach } from "node:test";
 import { connect, type TsqRedis } from "../../src/redis/connection.js";
 
+// Anything that falls back to REDIS_URL by mistake (a client built before the private server is up)
+// must fail loudly rather than write into the machine's Redis on 6379: port 1 refuses connections.
+process.env.REDIS_URL = "redis://127.0.0.1:1/0";
+
 export interface RedisHandle {
   url: string;
   port: number;
