@@ -67,3 +67,14 @@ export class StrayErrorJob extends Job {
     void Promise.reject(new Error("stray rejection"));
   }
 }
+
+/**
+ * The TypeScript twin of test/ruby/fleet.rb's FleetJob, for the mixed Ruby + tsq fleet test: records
+ * its jid in the list `fleet` and counts the run under `fleet:tsq` (Ruby counts under `fleet:ruby`).
+ * Args are [pushedBy, index], e.g. ["tsq", 17].
+ */
+export class FleetJob extends Job {
+  async perform(_pushedBy: string, _index: number): Promise<void> {
+    await redis().multi().rpush("fleet", this.jid).incr("fleet:tsq").exec();
+  }
+}
