@@ -33,7 +33,7 @@ export class UsageError extends Error {
 }
 
 /** The flags as commander parses them; every one is optional so an absent flag falls through. */
-interface WorkerFlags {
+export interface WorkerFlags {
   require?: string;
   queue?: QueueSpec[];
   concurrency?: number;
@@ -65,9 +65,20 @@ const DEFAULT_ENVIRONMENT = "development";
 const REDIS_URL_FORMAT = "a redis:// or rediss:// URL (redis://[:password@]host[:port][/db])";
 
 export function buildWorkerCommand(): Command {
-  return new Command("tsq")
+  const command = new Command("tsq")
     .description("Run one worker process that executes jobs from Redis (Sidekiq-compatible).")
-    .version(VERSION, "-V, --version", "print the tsq version and exit")
+    .version(VERSION, "-V, --version", "print the tsq version and exit");
+  return addWorkerFlags(command)
+    .option("--metrics-port <port>", "TCP port for GET /metrics, 0 = off (default: off)", portFlag)
+    .option("--metrics-host <host>", `interface for GET /metrics (default: ${DEFAULT_METRICS_HOST})`);
+}
+
+/**
+ * Adds the flags `tsq` and `tsq-cluster` share (all but the metrics ones, whose defaults differ) and makes
+ * a parse error throw instead of exiting, so parseWorkerCommandLine can turn it into a UsageError.
+ */
+export function addWorkerFlags(command: Command): Command {
+  return command
     .option("-r, --require <path>", "job module to load, relative to the current directory (default: config `require`)")
     .option(
       "-q, --queue <name[,weight]>",
@@ -98,10 +109,8 @@ export function buildWorkerCommand(): Command {
         "basic: BRPOP, a crash loses running jobs; reliable: they survive a crash (default: basic)",
       ).choices(["basic", "reliable"]),
     )
-    .option("--metrics-port <port>", "TCP port for GET /metrics, 0 = off (default: off)", portFlag)
-    .option("--metrics-host <host>", `interface for GET /metrics (default: ${DEFAULT_METRICS_HOST})`)
     .exitOverride(exitOnlyForHelpOrVersion)
-    // Errors are reported by exitOnOptionError as `tsq: <message>` plus usage; commander stays silent.
+    // Errors are reported by exitOnOptionError as `<program>: <message>` plus usage; commander stays silent.
     .configureOutput({ outputError: () => {} });
 }
 
@@ -114,7 +123,15 @@ export function resolveWorkerOptions(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): { options: WorkerOptions; cluster: ClusterFileConfig | undefined } {
-  const flags = parseFlags(argv);
+  return resolveWorkerFlags(parseWorkerCommandLine<WorkerFlags>(buildWorkerCommand(), argv), env, cwd);
+}
+
+/** resolveWorkerOptions for flags already parsed by parseWorkerCommandLine (as `tsq-cluster` does). */
+export function resolveWorkerFlags(
+  flags: WorkerFlags,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): { options: WorkerOptions; cluster: ClusterFileConfig | undefined } {
   const environment = flags.environment ?? environmentName(env);
   const config = locateConfig(flags.config, cwd);
   const file = config ? loadConfig(config.path, environment, config.label) : {};
@@ -122,28 +139,31 @@ export function resolveWorkerOptions(
   return { options, cluster: file.cluster };
 }
 
-/** Prints a UsageError or ConfigError as `tsq: <message>` (plus usage) and exits 2; rethrows anything else. */
-export function exitOnOptionError(error: unknown, stderr: NodeJS.WritableStream): never {
+/** Prints a UsageError or ConfigError as `<program>: <message>` (plus usage) and exits 2; rethrows anything else. */
+export function exitOnOptionError(error: unknown, stderr: NodeJS.WritableStream, program = "tsq"): never {
   if (error instanceof UsageError) {
-    stderr.write(`tsq: ${error.message}\n\n${error.usage}`);
+    stderr.write(`${program}: ${error.message}\n\n${error.usage}`);
     process.exit(2);
   }
   if (error instanceof ConfigError) {
-    stderr.write(`tsq: ${error.message}\n`);
+    stderr.write(`${program}: ${error.message}\n`);
     process.exit(2);
   }
   throw error;
 }
 
-function parseFlags(argv: string[]): WorkerFlags {
-  const command = buildWorkerCommand();
+/**
+ * Parses `argv` with a command built on addWorkerFlags; every bad command line, including a queue given
+ * twice or a malformed Redis URL, is a UsageError carrying the command's help.
+ */
+export function parseWorkerCommandLine<T extends WorkerFlags>(command: Command, argv: string[]): T {
   try {
     command.parse(argv, { from: "user" });
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
     throw new UsageError(redactUrlsIn(error.message.replace(/^error: /, "")), command.helpInformation());
   }
-  const flags = command.opts<WorkerFlags>();
+  const flags = command.opts<T>();
   const twice = flags.queue ? duplicateQueue(flags.queue) : undefined;
   if (twice !== undefined) {
     throw new UsageError(`queue "${twice}" is given twice with -q; give it once, with a weight`, command.helpInformation());
@@ -172,19 +192,19 @@ function collectQueue(text: string, previous: QueueSpec[] | undefined): QueueSpe
   return [...(previous ?? []), queue];
 }
 
-function positiveIntegerFlag(text: string): number {
+export function positiveIntegerFlag(text: string): number {
   const value = parsePositiveInteger(text);
   if (value === undefined) throw new InvalidArgumentError("Expected a positive integer.");
   return value;
 }
 
-function positiveNumberFlag(text: string): number {
+export function positiveNumberFlag(text: string): number {
   const value = parsePositiveNumber(text);
   if (value === undefined) throw new InvalidArgumentError("Expected a number of seconds > 0.");
   return value;
 }
 
-function portFlag(text: string): number {
+export function portFlag(text: string): number {
   const value = /^\d+$/.test(text) ? Number(text) : NaN;
   if (!(value <= 65_535)) throw new InvalidArgumentError("Expected a TCP port from 0 to 65535 (0 = off).");
   return value;
@@ -195,7 +215,7 @@ function parsePositiveInteger(text: string): number | undefined {
   return value > 0 ? value : undefined;
 }
 
-function parsePositiveNumber(text: string): number | undefined {
+export function parsePositiveNumber(text: string): number | undefined {
   const value = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : 0;
   return value > 0 ? value : undefined;
 }
