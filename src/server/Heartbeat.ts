@@ -64,9 +64,12 @@ export class Heartbeat {
     this.infoJson = JSON.stringify(source.info);
   }
 
-  /** Beats once at once (so the process shows up immediately), then every interval. */
-  start(): void {
-    this.loop ??= this.run();
+  /** Beats once now (so the process shows up before start resolves), then every interval. */
+  async start(): Promise<void> {
+    if (this.loop) return;
+    this.loop = Promise.resolve();
+    await this.beat();
+    this.loop = this.run();
   }
 
   /** Stops beating, flushes stats and removes this process from `processes` (the hash expires). */
@@ -126,9 +129,10 @@ export class Heartbeat {
 
   private async run(): Promise<void> {
     const signal = this.stopController.signal;
-    while (!signal.aborted) {
-      await this.beat();
+    for (;;) {
       await sleep(this.ctx.options.heartbeatInterval * 1000, signal);
+      if (signal.aborted) return;
+      await this.beat();
     }
   }
 

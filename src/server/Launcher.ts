@@ -97,7 +97,7 @@ export class Launcher {
     await this.fire("startup");
     this.started = true;
     for (const manager of this.managers) manager.start();
-    this.heartbeat.start();
+    await this.heartbeat.start();
     this.poller.start();
     const { options } = this.ctx;
     this.ctx.logger.info(

@@ -1,0 +1,108 @@
+/**
+ * `tsq-cluster`: the supervisor, like `sidekiqswarm` + GitLab's `sidekiq-cluster`.
+ *
+ *   TERM, INT  stop every child within -t (SIGKILL after -t + 5 s); exit 0 if all exited cleanly.
+ *              A second INT/TERM makes every child requeue its running jobs at once.
+ *   TSTP       quiet every child          TTIN  every child logs its busy jobs
+ *   USR2       rolling restart: each child replaced once its successor heartbeats
+ */
+import { configureLogger, type Logger } from "../logger.js";
+import { connect, redactUrl, type TsqRedis } from "../redis/connection.js";
+import { QUEUES } from "../keys.js";
+import { Registry } from "../server/Registry.js";
+import { Supervisor } from "../cluster/Supervisor.js";
+import { formatPlan, formatQueueList, planChildren, resolveGroups, type ChildPlan } from "../cluster/groups.js";
+import type { QueueSpec } from "../config/options.js";
+import { exitOnOptionError } from "./workerOptions.js";
+import { resolveClusterOptions, type ClusterOptions } from "./clusterOptions.js";
+
+/** How long --dryrun / --list-queues wait for Redis's `queues` set before planning without it (ms). */
+const PLAN_REDIS_TIMEOUT = 3000;
+
+/** Known queues = the Redis `queues` set ∪ queues declared by the job module's classes, sorted. */
+async function knownQueues(options: ClusterOptions, redis: TsqRedis, log: Logger): Promise<string[]> {
+  const known = new Set<string>();
+  if (options.worker.require) {
+    const registry = new Registry();
+    await registry.load(options.worker.require);
+    for (const q of registry.declaredQueues()) known.add(q);
+  }
+  const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), PLAN_REDIS_TIMEOUT).unref());
+  const fromRedis = await Promise.race([redis.smembers(QUEUES).catch(() => null), timeout]);
+  if (fromRedis === null) log.warn({ redis: redactUrl(options.worker.redisUrl) }, "could not read the Redis `queues` set; planning with the job module's queues only");
+  for (const q of fromRedis ?? []) known.add(q);
+  return [...known].sort();
+}
+
+async function plan(options: ClusterOptions, redis: TsqRedis, log: Logger): Promise<ChildPlan[]> {
+  const base = options.worker.capsules[0]!;
+  let groups: QueueSpec[][];
+  let labels: string[];
+  if (options.groups && options.groups.length > 0) {
+    groups = resolveGroups(options.groups, await knownQueues(options, redis, log));
+    labels = options.groups;
+  } else {
+    groups = [base.queues];
+    labels = [base.queues.map((q) => q.name).join(",")];
+  }
+  return planChildren(groups, options.processes, base.concurrency, labels);
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let options: ClusterOptions;
+  try {
+    options = resolveClusterOptions(argv, process.env, process.cwd());
+  } catch (error) {
+    exitOnOptionError(error, process.stderr, "tsq-cluster");
+  }
+  const log = configureLogger({ level: options.worker.verbose ? "debug" : "info", base: { role: "supervisor" } });
+  const redis = connect(options.worker.redisUrl, { name: "tsq-supervisor" });
+  let children: ChildPlan[];
+  try {
+    children = await plan(options, redis, log);
+  } catch (error) {
+    process.stderr.write(`tsq-cluster: ${error instanceof Error ? error.message : String(error)}\n`);
+    redis.disconnect();
+    process.exit(2);
+  }
+  if (options.listQueues || options.dryrun) {
+    const text = options.listQueues ? formatQueueList([...new Set(children.flatMap((c) => c.queues.map((q) => q.name)))]) : formatPlan(children);
+    process.stdout.write(`${text}\n`);
+    redis.disconnect();
+    return;
+  }
+
+  const supervisor = new Supervisor({
+    worker: options.worker,
+    plan: children,
+    hangThreshold: options.hangThreshold,
+    maxMemoryMb: options.maxMemoryMb,
+    logger: log,
+    redis,
+  });
+  let stopSignals = 0;
+  const stop = (signal: string) => {
+    stopSignals++;
+    if (stopSignals === 1) {
+      log.info({ signal }, "stopping the cluster");
+      void supervisor.stop();
+    } else {
+      log.warn({ signal }, "second stop signal: children requeue running jobs now");
+      supervisor.stopNow();
+    }
+  };
+  process.on("SIGTERM", () => stop("TERM"));
+  process.on("SIGINT", () => stop("INT"));
+  process.on("SIGTSTP", () => supervisor.quiet());
+  process.on("SIGTTIN", () => supervisor.dumpBusy());
+  process.on("SIGUSR2", () => void supervisor.rollingRestart());
+  log.info(
+    { redis: redactUrl(options.worker.redisUrl), children: children.map((c) => ({ child: c.index, group: c.groupLabel, queues: c.queues, concurrency: c.concurrency })) },
+    "starting tsq-cluster",
+  );
+  supervisor.start();
+  const code = await supervisor.finished;
+  log.info({ code }, "tsq-cluster stopped");
+  redis.disconnect();
+  process.exit(code);
+}

@@ -1,0 +1,287 @@
+/**
+ * Supervisor: the `tsq-cluster` primary. It never runs jobs. It forks one child per planned slot over
+ * node:cluster, relays lifecycle commands to them over IPC, replaces children that crash (back-off
+ * 1 s doubling to 30 s, reset after 60 s of stable running), hang or outgrow `--max-memory`, prunes a
+ * dead child's records from Redis at once, and gives up, exiting non-zero, when every child fails to
+ * boot (a bad deploy must not fork forever).
+ *
+ *   start()            fork every child
+ *   quiet()            TSTP to every child
+ *   stop()             TERM to every child; SIGKILL what is left after timeout + 5 s; resolves the exit code
+ *   rollingRestart()   USR2: per child, fork the replacement, wait until it heartbeats, stop the old one
+ */
+import cluster, { type Worker } from "node:cluster";
+import { EventEmitter } from "node:events";
+import { fileURLToPath } from "node:url";
+import { PROCESSES, legacyWorkKey, workKey } from "../keys.js";
+import type { Logger } from "../logger.js";
+import type { TsqRedis } from "../redis/connection.js";
+import type { WorkerOptions } from "../config/options.js";
+import type { ChildPlan } from "./groups.js";
+import { CHILD_ENV, isFromChild, type ChildSpec, type ToChild } from "./ipc.js";
+import { HealthWatch } from "./HealthWatch.js";
+
+export type RestartReason = "crash" | "memory" | "hang" | "rolling";
+
+export interface SupervisorOptions {
+  worker: WorkerOptions;
+  plan: ChildPlan[];
+  /** Seconds without a heartbeat after which a live child counts as hung. */
+  hangThreshold: number;
+  /** RSS limit per child in MB; undefined = no limit. */
+  maxMemoryMb: number | undefined;
+  logger: Logger;
+  /** For pruning and the heartbeat watch. */
+  redis: TsqRedis;
+}
+
+export interface Child {
+  worker: Worker;
+  slot: Slot;
+  identity: string | undefined;
+  /** performance.now() at fork and when it reported ready (first heartbeat written). */
+  forkedAt: number;
+  readyAt: number | undefined;
+  /** Why the supervisor itself is ending this child; undefined for an unexpected exit. */
+  retiring: RestartReason | undefined;
+  fatal: string | undefined;
+}
+
+interface Slot {
+  plan: ChildPlan;
+  current: Child | undefined;
+  backoffMs: number;
+  bootFailures: number;
+  restartTimer: NodeJS.Timeout | undefined;
+}
+
+/** Restart back-off in ms: 1 s doubling to 30 s; reset after 60 s of stable running. */
+const BACKOFF_START = 1000;
+const BACKOFF_MAX = 30_000;
+const STABLE_MS = 60_000;
+/** Seconds past the child timeout before the supervisor SIGKILLs a child that is still stopping. */
+const KILL_GRACE = 5;
+
+export interface SupervisorEvents {
+  restart: [group: string, reason: RestartReason];
+  exit: [child: Child, code: number | null, signal: string | null];
+}
+
+export class Supervisor extends EventEmitter<SupervisorEvents> {
+  readonly children = new Map<number, Child>();
+  private readonly slots: Slot[];
+  private readonly watch: HealthWatch;
+  private stopping: Promise<number> | undefined;
+  private rolling = false;
+  private failedExits = 0;
+  private gaveUp = false;
+  private resolveGiveUp: ((code: number) => void) | undefined;
+  /** Resolves with the exit code when the cluster has stopped (or given up). */
+  readonly finished: Promise<number>;
+
+  constructor(private readonly options: SupervisorOptions) {
+    super();
+    this.slots = options.plan.map((plan) => ({ plan, current: undefined, backoffMs: BACKOFF_START, bootFailures: 0, restartTimer: undefined }));
+    this.watch = new HealthWatch(this, options);
+    this.finished = new Promise((resolve) => (this.resolveGiveUp = resolve));
+  }
+
+  start(): void {
+    cluster.setupPrimary({ exec: fileURLToPath(new URL("./childMain.js", import.meta.url)), args: [] });
+    cluster.on("exit", (worker, code, signal) => this.onExit(worker, code, signal));
+    for (const slot of this.slots) this.fork(slot);
+    this.watch.start();
+  }
+
+  quiet(): void {
+    this.options.logger.info("quieting every child");
+    this.broadcast({ type: "signal", signal: "TSTP" });
+  }
+
+  dumpBusy(): void {
+    this.broadcast({ type: "signal", signal: "TTIN" });
+  }
+
+  /** A second INT: every child requeues its running jobs now. */
+  stopNow(): void {
+    this.broadcast({ type: "stopNow" });
+  }
+
+  /** Idempotent. Resolves 0 when every child exited cleanly, 1 otherwise. */
+  stop(): Promise<number> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  get isStopping(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  /** Live children that have written their first heartbeat. */
+  readyChildren(): Child[] {
+    return [...this.children.values()].filter((c) => c.readyAt !== undefined && c.retiring === undefined);
+  }
+
+  get expectedChildren(): number {
+    return this.slots.length;
+  }
+
+  /** Ends a child for `reason` (hang: SIGKILL; memory: graceful) and starts its replacement. */
+  retire(child: Child, reason: "hang" | "memory"): void {
+    if (this.stopping || child.retiring) return;
+    child.retiring = reason;
+    this.emit("restart", child.slot.plan.groupLabel, reason);
+    if (reason === "hang") {
+      child.worker.process.kill("SIGKILL");
+    } else {
+      this.send(child, { type: "signal", signal: "TERM" });
+      this.fork(child.slot);
+    }
+  }
+
+  async rollingRestart(): Promise<void> {
+    if (this.rolling || this.stopping) return;
+    this.rolling = true;
+    const log = this.options.logger;
+    log.info("rolling restart: replacing children one by one");
+    try {
+      for (const slot of this.slots) {
+        if (this.stopping) break;
+        const old = slot.current;
+        if (!old) continue;
+        old.retiring = "rolling";
+        const replacement = this.fork(slot);
+        if (!(await this.waitReady(replacement, 60_000))) {
+          log.error({ child: slot.plan.index }, "rolling restart: the replacement did not start; keeping the old child and stopping the roll");
+          old.retiring = undefined;
+          slot.current = old;
+          break;
+        }
+        this.emit("restart", slot.plan.groupLabel, "rolling");
+        const exited = new Promise<void>((resolve) => old.worker.once("exit", () => resolve()));
+        this.send(old, { type: "signal", signal: "TERM" });
+        await exited;
+      }
+    } finally {
+      this.rolling = false;
+    }
+    log.info("rolling restart finished");
+  }
+
+  private fork(slot: Slot): Child {
+    const spec: ChildSpec = { plan: slot.plan, options: this.options.worker };
+    const worker = cluster.fork({ [CHILD_ENV]: JSON.stringify(spec) });
+    const child: Child = { worker, slot, identity: undefined, forkedAt: performance.now(), readyAt: undefined, retiring: undefined, fatal: undefined };
+    this.children.set(worker.id, child);
+    slot.current = child;
+    worker.on("message", (message: unknown) => {
+      if (!isFromChild(message)) return;
+      if (message.type === "ready") {
+        child.identity = message.identity;
+        child.readyAt = performance.now();
+        slot.bootFailures = 0;
+      } else if (message.type === "fatal") {
+        child.fatal = message.message;
+      }
+    });
+    // A child that exits before the IPC channel is up still reports through cluster's "exit".
+    worker.on("error", (error) => this.options.logger.warn({ err: error, child: slot.plan.index }, "IPC error"));
+    return child;
+  }
+
+  private waitReady(child: Child, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(false), ms);
+      const poll = setInterval(() => child.readyAt !== undefined && done(true), 50);
+      const onExit = () => done(false);
+      child.worker.once("exit", onExit);
+      function done(ok: boolean): void {
+        clearTimeout(timer);
+        clearInterval(poll);
+        child.worker.off("exit", onExit);
+        resolve(ok);
+      }
+    });
+  }
+
+  private onExit(worker: Worker, code: number | null, signal: string | null): void {
+    const child = this.children.get(worker.id);
+    if (!child) return;
+    this.children.delete(worker.id);
+    this.emit("exit", child, code, signal);
+    void this.prune(child);
+    const { slot } = child;
+    const log = this.options.logger;
+    if (this.stopping) {
+      if (code !== 0) this.failedExits++;
+      return;
+    }
+    if (child.retiring) {
+      if (child.retiring === "hang") this.fork(slot);
+      return;
+    }
+    if (slot.current !== child) return;
+    slot.current = undefined;
+    const uptime = performance.now() - child.forkedAt;
+    log.error({ child: slot.plan.index, group: slot.plan.groupLabel, code, signal, uptime_s: Math.round(uptime / 1000), error: child.fatal }, "child exited unexpectedly");
+    this.emit("restart", slot.plan.groupLabel, "crash");
+    if (child.readyAt === undefined) slot.bootFailures++;
+    if (this.slots.every((s) => s.bootFailures > 0 && s.current?.readyAt === undefined)) {
+      log.fatal({ error: child.fatal }, `every child failed to boot; stopping instead of forking forever. Last error: ${child.fatal ?? `exit ${code ?? signal}`}`);
+      this.gaveUp = true;
+      void this.stop();
+      return;
+    }
+    if (uptime >= STABLE_MS) slot.backoffMs = BACKOFF_START;
+    const delay = slot.backoffMs;
+    slot.backoffMs = Math.min(slot.backoffMs * 2, BACKOFF_MAX);
+    log.info({ child: slot.plan.index, delay_ms: delay }, "restarting child");
+    slot.restartTimer = setTimeout(() => {
+      slot.restartTimer = undefined;
+      if (!this.stopping) this.fork(slot);
+    }, delay);
+  }
+
+  /** Removes a dead child from `processes` and deletes its work hashes, so Sidekiq's UI is right at once. */
+  private async prune(child: Child): Promise<void> {
+    if (!child.identity) return;
+    try {
+      await this.options.redis
+        .multi()
+        .srem(PROCESSES, child.identity)
+        .unlink(workKey(child.identity), legacyWorkKey(child.identity))
+        .exec();
+    } catch (error) {
+      this.options.logger.error({ err: error, identity: child.identity }, "could not prune a dead child's records; they expire in 60 s");
+    }
+  }
+
+  private async shutdown(): Promise<number> {
+    const log = this.options.logger;
+    this.watch.stop();
+    for (const slot of this.slots) if (slot.restartTimer) clearTimeout(slot.restartTimer);
+    const live = [...this.children.values()];
+    log.info({ children: live.length, timeout_s: this.options.worker.timeout }, "stopping every child");
+    const exits = live.map((c) => new Promise<void>((resolve) => (c.worker.isDead() ? resolve() : c.worker.once("exit", () => resolve()))));
+    this.broadcast({ type: "signal", signal: "TERM" });
+    const killer = setTimeout(() => {
+      for (const child of this.children.values()) {
+        log.error({ child: child.slot.plan.index, pid: child.worker.process.pid }, "child still running after timeout + 5 s; SIGKILL");
+        child.worker.process.kill("SIGKILL");
+      }
+    }, (this.options.worker.timeout + KILL_GRACE) * 1000);
+    await Promise.all(exits);
+    clearTimeout(killer);
+    const code = this.gaveUp || this.failedExits > 0 ? 1 : 0;
+    this.resolveGiveUp?.(code);
+    return code;
+  }
+
+  private broadcast(message: ToChild): void {
+    for (const child of this.children.values()) this.send(child, message);
+  }
+
+  private send(child: Child, message: ToChild): void {
+    if (child.worker.isConnected()) child.worker.send(message);
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * A `tsq-cluster` child: a full worker (capsules, fetch, poller, heartbeat) with its own identity,
+ * steered by the supervisor over IPC.
+ *
+ * - Lifecycle commands arrive as IPC messages. An OS TERM sent straight to a child stops it too; an OS
+ *   INT is ignored, because a terminal's Ctrl-C reaches the whole process group and the supervisor
+ *   already relays it (acting on both would turn one Ctrl-C into a hard stop).
+ * - If the supervisor dies (even by SIGKILL) the IPC channel closes: the child stops gracefully within
+ *   its timeout and exits, so no orphan keeps running.
+ */
+import { configureLogger, type Logger } from "../logger.js";
+import { Launcher } from "../server/Launcher.js";
+import { loadRegistry } from "../cli/tsq.js";
+import { CHILD_ENV, isToChild, type ChildSpec, type FromChild } from "./ipc.js";
+
+/** Seconds past the timeout after which an orphaned child exits whatever it is doing. */
+const ORPHAN_GRACE = 5;
+
+function send(message: FromChild): void {
+  if (process.connected) process.send?.(message);
+}
+
+function guard(log: Logger): void {
+  process.on("uncaughtException", (error) => log.error({ err: error }, "uncaught exception; the worker keeps running"));
+  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection; the worker keeps running"));
+}
+
+export async function runChild(): Promise<void> {
+  const spec = JSON.parse(process.env[CHILD_ENV] ?? "null") as ChildSpec | null;
+  if (!spec) throw new Error(`${CHILD_ENV} is not set: this module is started by tsq-cluster`);
+  const { plan, options } = spec;
+  const log = configureLogger({
+    level: options.verbose ? "debug" : "info",
+    base: { child: plan.index, group: plan.groupLabel },
+  });
+  guard(log);
+  const workerOptions = { ...options, capsules: [{ name: "default", concurrency: plan.concurrency, queues: plan.queues }, ...options.capsules.slice(1)] };
+
+  let launcher: Launcher;
+  try {
+    const registry = await loadRegistry(workerOptions, log);
+    launcher = new Launcher(workerOptions, registry, { logger: log, onRemoteSignal: (signal) => handle(signal) });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.fatal({ err: error }, message);
+    send({ type: "fatal", message });
+    process.exit(1);
+  }
+
+  let stopping = false;
+  const stop = (now: boolean) => {
+    if (now) void launcher.stopNow();
+    if (stopping) return;
+    stopping = true;
+    launcher.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  function handle(signal: "TERM" | "TSTP" | "TTIN"): void {
+    if (signal === "TERM") stop(false);
+    else if (signal === "TSTP") void launcher.quiet();
+    else launcher.dumpBusy();
+  }
+
+  process.on("message", (message) => {
+    if (!isToChild(message)) return;
+    if (message.type === "signal") handle(message.signal);
+    else if (message.type === "stopNow") stop(true);
+  });
+  process.on("SIGTERM", () => stop(false));
+  process.on("SIGINT", () => {});
+  process.on("SIGTSTP", () => void launcher.quiet());
+  process.on("SIGTTIN", () => launcher.dumpBusy());
+  process.on("disconnect", () => {
+    if (stopping) return;
+    log.warn("the supervisor is gone; stopping");
+    setTimeout(() => process.exit(1), (options.timeout + ORPHAN_GRACE) * 1000).unref();
+    stop(false);
+  });
+
+  try {
+    await launcher.start();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    log.fatal({ err: error }, `startup failed: ${message}`);
+    send({ type: "fatal", message: `startup failed: ${message}` });
+    await launcher.stop().catch(() => {});
+    process.exit(1);
+  }
+  send({ type: "ready", identity: launcher.identity });
+}

@@ -1,0 +1,32 @@
+/**
+ * Messages between the supervisor and its children over node:cluster's IPC channel. Signals are relayed
+ * as messages, never re-sent as OS signals, so a child's fate never depends on which signals it traps.
+ */
+import type { ChildPlan } from "./groups.js";
+import type { WorkerOptions } from "../config/options.js";
+
+/** Supervisor → child. `stopNow` is the second INT: requeue running jobs at once. */
+export type ToChild =
+  | { type: "signal"; signal: "TERM" | "TSTP" | "TTIN" }
+  | { type: "stopNow" };
+
+/** Child → supervisor. */
+export type FromChild =
+  | { type: "ready"; identity: string }
+  | { type: "fatal"; message: string };
+
+/** What a child is told at fork, through its environment (TSQ_CHILD). */
+export interface ChildSpec {
+  plan: ChildPlan;
+  options: WorkerOptions;
+}
+
+export const CHILD_ENV = "TSQ_CHILD";
+
+export function isFromChild(message: unknown): message is FromChild {
+  return typeof message === "object" && message !== null && typeof (message as { type?: unknown }).type === "string";
+}
+
+export function isToChild(message: unknown): message is ToChild {
+  return typeof message === "object" && message !== null && typeof (message as { type?: unknown }).type === "string";
+}
