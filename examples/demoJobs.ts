@@ -1,5 +1,5 @@
 /**
- * Example job module for `npm run demo`: `tsq -r dist/examples/demoJobs.js`.
+ * Example job module for `npm run demo`: `tsq-cluster -r dist/examples/demoJobs.js`.
  */
 import { Job, defaultClient, logger } from "../src/index.js";
 
@@ -11,10 +11,21 @@ export class WelcomeJob extends Job {
   }
 }
 
+/** A report that takes a little while (5–50 ms). */
 export class ReportJob extends Job {
   async perform(report: { id: number; rows: number }): Promise<void> {
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 5 + Math.random() * 45));
     await defaultClient().redis.incrby("demo:rows", report.rows);
+  }
+}
+
+/** A slow export (1–3 s). */
+export class ExportJob extends Job {
+  static override options = { queue: "low" };
+  async perform(id: number): Promise<void> {
+    await new Promise((r) => setTimeout(r, 1000 + Math.random() * 2000));
+    await defaultClient().redis.incr("demo:exports");
+    void id;
   }
 }
 
@@ -22,12 +33,12 @@ export class ReportJob extends Job {
 export class FlakyJob extends Job {
   static override options = { retry: 3 };
   static retryIn(): number {
-    return 1; // seconds: retry fast for the demo
+    return 2; // seconds: retry fast for the demo
   }
   async perform(): Promise<void> {
     const attempt = (this.payload?.retry_count ?? -1) + 2;
     if (attempt < 3) throw new Error(`flaky failure on attempt ${attempt}`);
-    await defaultClient().redis.set("demo:flaky", `succeeded on attempt ${attempt}`);
+    await defaultClient().redis.incr("demo:flaky");
   }
 }
 

@@ -1,18 +1,23 @@
-// `npm run demo`: tsq end to end in about 15 seconds. Starts a private redis-server (or uses REDIS_URL),
-// runs a real `tsq` worker on the example jobs, enqueues immediate, bulk, scheduled and failing jobs,
-// and shows what Sidekiq's Web UI would show: stats, the process record, retries.
+// `npm run demo`: tsq end to end. Uses REDIS_URL if set, else starts a private redis-server; runs
+// `tsq-cluster` (2 children) on the example jobs; feeds it a steady mix (fast, slow, failing into
+// retries, scheduled) and prints a one-line summary every 2 s. Stops after --seconds (default 30;
+// 0 = until Ctrl-C), or on Ctrl-C, and shuts everything down cleanly.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const { values } = parseArgs({ options: { seconds: { type: "string", default: "30" } } });
+const seconds = Number(values.seconds);
 const tsq = await import(join(root, "dist/src/index.js"));
 const jobs = await import(join(root, "dist/examples/demoJobs.js"));
 const cleanups = [];
 const say = (text) => console.log(`\x1b[1m==> ${text}\x1b[0m`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function freePort() {
   return new Promise((resolve) => {
@@ -35,13 +40,14 @@ async function redisUrl() {
   cleanups.push(() => { server.kill(); rmSync(dir, { recursive: true, force: true }); });
   for (let i = 0; i < 100; i++) {
     if (spawnSync("redis-cli", ["-p", String(port), "ping"]).stdout?.toString().trim() === "PONG") break;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   say(`started a private redis-server on 127.0.0.1:${port}`);
   return `redis://127.0.0.1:${port}/0`;
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let interrupted = false;
+process.on("SIGINT", () => { interrupted = true; });
 
 async function main() {
   const url = await redisUrl();
@@ -49,61 +55,66 @@ async function main() {
   const redis = client.redis;
   const configDir = mkdtempSync(join(tmpdir(), "tsq-demo-config-"));
   const config = join(configDir, "tsq.yml");
-  // A 1 s heartbeat and poll so the demo moves quickly; production keeps Sidekiq's 10 s and ~5 s.
-  writeFileSync(config, "heartbeat_interval: 1\npoll_interval_average: 1\n");
+  // A 2 s heartbeat and 1 s poll so the demo moves quickly; production keeps Sidekiq's 10 s and ~5 s.
+  writeFileSync(config, "heartbeat_interval: 2\npoll_interval_average: 1\n");
   cleanups.push(() => rmSync(configDir, { recursive: true, force: true }));
 
-  say("starting a worker: tsq -r dist/examples/demoJobs.js -q critical,2 -q default -c 10");
-  const worker = spawn(process.execPath, [join(root, "bin/tsq.js"), "-r", join(root, "dist/examples/demoJobs.js"), "-q", "critical,2", "-q", "default", "-c", "10", "-t", "5", "-C", config, "-g", "demo"], {
+  const args = ["-r", join(root, "dist/examples/demoJobs.js"), "--processes", "2", "-q", "critical,3", "-q", "default,2", "-q", "low,1", "-c", "10", "-t", "5", "-C", config, "-g", "demo"];
+  say(`starting: tsq-cluster ${args.join(" ").replace(root + "/", "")}`);
+  const cluster = spawn(process.execPath, [join(root, "bin/tsq-cluster.js"), ...args], {
     env: { ...process.env, REDIS_URL: url },
     stdio: ["ignore", "pipe", "inherit"],
+    detached: true, // its own process group: the demo relays Ctrl-C itself, once
   });
-  cleanups.push(() => worker.kill("SIGKILL"));
-  let lines = 0;
-  worker.stdout.on("data", (data) => {
+  cleanups.push(() => { try { process.kill(-cluster.pid, "SIGKILL"); } catch {} });
+  let logLines = 0;
+  cluster.stdout.on("data", (data) => {
     for (const line of data.toString().split("\n")) {
       if (!line.startsWith("{")) continue;
-      lines++;
+      logLines++;
       const entry = JSON.parse(line);
-      // Show the interesting lines; the 2,000 start/done lines of the bulk are only counted.
-      if (entry.class === "ReportJob" && (entry.msg === "start" || entry.msg === "done")) continue;
+      // Per-job start/done lines are counted, not shown; everything else is.
+      if (entry.msg === "start" || entry.msg === "done" || entry.msg === "welcome") continue;
       const { level, time, pid, hostname, ...rest } = entry;
-      console.log(`   worker | ${JSON.stringify(rest)}`);
+      console.log(`   log | ${JSON.stringify(rest).slice(0, 220)}`);
     }
   });
 
-  say("enqueueing: 3 WelcomeJob, 1,000 ReportJob in bulk, a FlakyJob that fails twice, a ReminderJob in 2 s");
-  for (let i = 1; i <= 3; i++) console.log(`   WelcomeJob jid ${await jobs.WelcomeJob.performAsync("bob", i)}`);
-  const bulk = await jobs.ReportJob.performBulk(Array.from({ length: 1000 }, (_, i) => [{ id: i, rows: 10 }]));
-  console.log(`   ReportJob x ${bulk.length} in ${Math.ceil(bulk.length / 1000)} round trip(s)`);
-  console.log(`   FlakyJob jid ${await jobs.FlakyJob.performAsync()}`);
-  console.log(`   ReminderJob jid ${await jobs.ReminderJob.performIn(2, "scheduled 2 s ago")}`);
-
-  const deadline = Date.now() + 40_000;
-  while (Date.now() < deadline) {
-    const [welcomed, rows, flaky, reminder] = await redis.mget("demo:welcomed", "demo:rows", "demo:flaky", "demo:reminder");
-    if (welcomed === "3" && rows === "10000" && flaky && reminder) break;
-    await sleep(200);
+  await jobs.ReminderJob.performIn(5, "scheduled 5 s earlier");
+  say(`feeding jobs; a summary every 2 s; ${seconds > 0 ? `stopping after ${seconds} s or on Ctrl-C` : "Ctrl-C to stop"}`);
+  const started = Date.now();
+  let tick = 0;
+  while (!interrupted && (seconds === 0 || Date.now() - started < seconds * 1000)) {
+    await jobs.WelcomeJob.performAsync("bob", tick);
+    await jobs.ReportJob.performBulk(Array.from({ length: 200 }, (_, i) => [{ id: tick * 200 + i, rows: 10 }]));
+    if (tick % 2 === 0) await jobs.ExportJob.performAsync(tick);
+    if (tick % 4 === 0) await jobs.FlakyJob.performAsync();
+    if (tick % 5 === 0) await jobs.ReminderJob.performIn(3, `reminder ${tick}`);
+    await sleep(500);
+    if (++tick % 4 === 0) await summary(redis);
   }
-  await sleep(1200); // one more heartbeat flushes the counters
-  const [welcomed, rows, flaky, reminder] = await redis.mget("demo:welcomed", "demo:rows", "demo:flaky", "demo:reminder");
-  const [processed, failed] = await redis.mget("stat:processed", "stat:failed");
-  const [identity] = await redis.smembers("processes");
-  const record = identity ? await redis.hgetall(identity) : {};
-  say("results");
-  console.log(`   WelcomeJob ran ${welcomed} times; ReportJob counted ${rows} rows; FlakyJob ${flaky}; ReminderJob: ${reminder}`);
-  console.log(`   stat:processed=${processed} stat:failed=${failed} (Sidekiq's dashboard reads these)`);
-  console.log(`   process ${identity}: busy=${record.busy} concurrency=${record.concurrency} quiet=${record.quiet} rss=${record.rss} KB`);
-  console.log(`   ${lines} log lines from the worker`);
+  await summary(redis);
 
-  say("sending TERM: the worker finishes, flushes stats, leaves the processes set");
-  worker.kill("SIGTERM");
-  const code = await new Promise((r) => worker.on("exit", (c) => r(c)));
-  console.log(`   worker exited with ${code}; processes set now has ${await redis.scard("processes")} members`);
+  say("stopping: TERM to tsq-cluster (children finish running jobs, flush stats, leave Redis)");
+  cluster.kill("SIGTERM");
+  const code = await new Promise((r) => cluster.on("exit", (c) => r(c)));
+  console.log(`   tsq-cluster exited with ${code}; processes left in Redis: ${await redis.scard("processes")}; ${logLines} log lines`);
   await tsq.closeDefaultClient();
-  const ok = welcomed === "3" && rows === "10000" && Boolean(flaky) && Boolean(reminder) && code === 0;
-  say(ok ? "demo finished: everything ran" : "demo finished with missing results (see above)");
-  return ok ? 0 : 1;
+  return code === 0 ? 0 : 1;
+}
+
+async function summary(redis) {
+  const [processed, failed, welcomed, rows, exports, flaky] = await redis.mget("stat:processed", "stat:failed", "demo:welcomed", "demo:rows", "demo:exports", "demo:flaky");
+  const [retries, scheduled, processes] = await Promise.all([redis.zcard("retry"), redis.zcard("schedule"), redis.scard("processes")]);
+  const latency = async (q) => {
+    const last = await redis.lindex(`queue:${q}`, -1);
+    return last ? Math.max(0, Date.now() / 1000 - JSON.parse(last).enqueued_at).toFixed(2) : "0.00";
+  };
+  const sizes = await Promise.all(["critical", "default", "low"].map(async (q) => `${q}=${await redis.llen(`queue:${q}`)}/${await latency(q)}s`));
+  console.log(
+    `   summary | processed=${processed ?? 0} failed=${failed ?? 0} retries=${retries} scheduled=${scheduled} processes=${processes}` +
+      ` | queues size/latency ${sizes.join(" ")} | welcome=${welcomed ?? 0} rows=${rows ?? 0} exports=${exports ?? 0} flaky-ok=${flaky ?? 0}`,
+  );
 }
 
 let status = 1;
