@@ -27,7 +27,7 @@ if (files.length === 0) {
 const concurrency = process.env.TSQ_TEST_CONCURRENCY ?? "2";
 const result = spawnSync(
   process.execPath,
-  ["--test", `--test-concurrency=${concurrency}`, "--test-timeout=600000", ...files],
+  ["--test", `--test-concurrency=${concurrency}`, "--test-timeout=300000", ...files],
   { stdio: "inherit", cwd: root },
 );
 process.exit(result.status ?? 1);

@@ -106,9 +106,12 @@ export class Chain<A extends unknown[]> {
   }
 
   private insertAt(existing: Middleware<A>, offset: 0 | 1, middleware: Middleware<A>, options: unknown[]): this {
+    // Check before removing, so a failed insert leaves the chain unchanged.
+    const name = existing.name || "(anonymous)";
+    if (!this.has(existing)) throw new Error(`middleware ${name} is not in the chain`);
+    if (existing === middleware) throw new Error(`middleware ${name} cannot be inserted relative to itself`);
     this.remove(middleware);
     const index = this.entries.findIndex((e) => e.middleware === existing);
-    if (index < 0) throw new Error(`middleware ${existing.name || "(anonymous)"} is not in the chain`);
     this.entries.splice(index + offset, 0, { middleware, options });
     return this;
   }

@@ -1,0 +1,61 @@
+/**
+ * `tsqctl`, the admin command (like `Sidekiq::API` from a console). Each command group lives in
+ * `tsqctl/<group>.ts` and registers itself on the program here.
+ *
+ * Exit codes: 0 done, 1 failed (e.g. Redis unreachable), 2 bad usage (unknown flag, bad arguments,
+ * a job the client refuses).
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { TsqError } from "../errors.js";
+import { processIO, UsageError, type CliIO } from "./tsqctl/common.js";
+import { registerPush } from "./tsqctl/push.js";
+
+const EXIT_OK = 0;
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+
+function packageVersion(): string {
+  const text = readFileSync(new URL("../../../package.json", import.meta.url), "utf8");
+  return (JSON.parse(text) as { version: string }).version;
+}
+
+export function buildProgram(io: CliIO = processIO): Command {
+  const program = new Command("tsqctl")
+    .description("Administer tsq and Sidekiq jobs in Redis")
+    .version(packageVersion(), "-V, --version")
+    // Settings below are inherited by every command registered after them.
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .showHelpAfterError()
+    .allowExcessArguments(false);
+  registerPush(program, io);
+  return program;
+}
+
+/** Runs tsqctl with the arguments after the program name. Resolves to the process exit code. */
+export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+  const program = buildProgram(io);
+  let prefix = "tsqctl";
+  program.hook("preAction", (_program, action) => {
+    prefix = `tsqctl ${action.name()}`;
+  });
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return EXIT_OK;
+  } catch (error) {
+    return report(error, prefix, io);
+  }
+}
+
+function report(error: unknown, prefix: string, io: CliIO): number {
+  // Commander has already printed its message (and the usage); --help and --version exit with 0.
+  if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof UsageError || error instanceof TsqError) {
+    io.err(`${prefix}: ${message}\n(run '${prefix} --help' for usage)\n`);
+    return EXIT_USAGE;
+  }
+  io.err(`${prefix}: ${message}\n`);
+  return EXIT_FAILED;
+}
