@@ -86,7 +86,7 @@ export function buildClusterCommand(): Command {
   return addWorkerFlags(command)
     .option(
       "--processes <n>",
-      `children per group (default: config cluster.processes, else the number of CPUs, ${availableParallelism()} here)`,
+      `children per group (default: config cluster.processes, else 1 per group, or the number of CPUs, ${availableParallelism()} here, without groups)`,
       positiveIntegerFlag,
     )
     .addOption(new Option("--dryrun", "print each planned child (queues, weights, concurrency) and exit").conflicts("listQueues"))
@@ -122,10 +122,12 @@ export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cw
     throw new UsageError("give queue groups or -q, not both: with groups, each group lists its own queues", command.helpInformation());
   }
   const { options, cluster = {} } = resolveWorkerFlags(workerFlags, env, cwd);
+  const groups = positional.length > 0 ? checkGroups(positional) : fileGroups(cluster, workerFlags, options.configFile, cwd);
   return {
     worker: { ...options, metricsPort: undefined },
-    groups: positional.length > 0 ? checkGroups(positional) : fileGroups(cluster, workerFlags, options.configFile, cwd),
-    processes: processes ?? cluster.processes ?? availableParallelism(),
+    groups,
+    // Each group is one child, as in GitLab's sidekiq-cluster; without groups, one child per CPU (sidekiqswarm).
+    processes: processes ?? cluster.processes ?? (groups ? 1 : availableParallelism()),
     dryrun: dryrun ?? false,
     listQueues: listQueues ?? false,
     maxMemoryMb: maxMemory ?? cluster.maxMemoryMb,

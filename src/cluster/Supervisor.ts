@@ -45,6 +45,8 @@ export interface Child {
   /** Why the supervisor itself is ending this child; undefined for an unexpected exit. */
   retiring: RestartReason | undefined;
   fatal: string | undefined;
+  /** Jobs running now, by slot, as the child reported them over IPC (start/end). */
+  work: Map<string, { jid: string | undefined; class: string | undefined; queue: string | undefined }>;
 }
 
 interface Slot {
@@ -171,7 +173,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private fork(slot: Slot): Child {
     const spec: ChildSpec = { plan: slot.plan, options: this.options.worker };
     const worker = cluster.fork({ [CHILD_ENV]: JSON.stringify(spec) });
-    const child: Child = { worker, slot, identity: undefined, forkedAt: performance.now(), readyAt: undefined, retiring: undefined, fatal: undefined };
+    const child: Child = { worker, slot, identity: undefined, forkedAt: performance.now(), readyAt: undefined, retiring: undefined, fatal: undefined, work: new Map() };
     this.children.set(worker.id, child);
     slot.current = child;
     worker.on("message", (message: unknown) => {
@@ -182,6 +184,9 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         slot.bootFailures = 0;
       } else if (message.type === "fatal") {
         child.fatal = message.message;
+      } else if (message.type === "work") {
+        if (message.queue === undefined) child.work.delete(message.tid);
+        else child.work.set(message.tid, { jid: message.jid, class: message.class, queue: message.queue });
       }
     });
     // A child that exits before the IPC channel is up still reports through cluster's "exit".

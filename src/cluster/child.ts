@@ -8,6 +8,7 @@
  * - If the supervisor dies (even by SIGKILL) the IPC channel closes: the child stops gracefully within
  *   its timeout and exits, so no orphan keeps running.
  */
+import cluster from "node:cluster";
 import { configureLogger, type Logger } from "../logger.js";
 import { Launcher } from "../server/Launcher.js";
 import { loadRegistry } from "../cli/tsq.js";
@@ -47,6 +48,9 @@ export async function runChild(): Promise<void> {
     process.exit(1);
   }
 
+  launcher.ctx.state.onWork = (tid, entry) =>
+    send(entry ? { type: "work", tid, jid: entry.jid, class: entry.className, queue: entry.queue } : { type: "work", tid });
+
   let stopping = false;
   const stop = (now: boolean) => {
     if (now) void launcher.stopNow();
@@ -75,6 +79,10 @@ export async function runChild(): Promise<void> {
   process.on("SIGINT", () => {});
   process.on("SIGTSTP", () => void launcher.quiet());
   process.on("SIGTTIN", () => launcher.dumpBusy());
+  // node:cluster's own "disconnect" listener exits a worker at once (code 0) when the channel closes
+  // without the primary asking, i.e. when the supervisor died: running jobs would be lost, not requeued.
+  // Telling it the exit after disconnect is ours leaves the handler below to stop gracefully.
+  if (cluster.worker) cluster.worker.exitedAfterDisconnect = true;
   process.on("disconnect", () => {
     if (stopping) return;
     log.warn("the supervisor is gone; stopping");

@@ -13,7 +13,9 @@ export type ToChild =
 /** Child → supervisor. */
 export type FromChild =
   | { type: "ready"; identity: string }
-  | { type: "fatal"; message: string };
+  | { type: "fatal"; message: string }
+  /** A job started (jid, class, queue given) or ended in slot `tid`; sent at once, so a child that then blocks its event loop has already told. */
+  | { type: "work"; tid: string; jid?: string | undefined; class?: string | undefined; queue?: string };
 
 /** What a child is told at fork, through its environment (TSQ_CHILD). */
 export interface ChildSpec {

@@ -18,15 +18,19 @@ export interface WorkEntry {
 
 export class ProcessState {
   readonly work = new Map<string, WorkEntry>();
+  /** Told of every job start (entry) and end (undefined), e.g. to tell a tsq-cluster supervisor at once. */
+  onWork: ((tid: string, entry: WorkEntry | undefined) => void) | undefined;
   private processed = 0;
   private failed = 0;
 
   begin(tid: string, entry: WorkEntry): void {
     this.work.set(tid, entry);
+    this.onWork?.(tid, entry);
   }
 
   end(tid: string): void {
     this.work.delete(tid);
+    this.onWork?.(tid, undefined);
   }
 
   get busy(): number {

@@ -78,3 +78,41 @@ export class FleetJob extends Job {
     await redis().multi().rpush("fleet", this.jid).incr("fleet:tsq").exec();
   }
 }
+
+/**
+ * Cheap counter for the cluster drain tests: INCR `counted` and SETBIT `counted:bits` <index>, so a
+ * test can check both the number of runs and that every index ran at least once (BITCOUNT).
+ */
+export class CountJob extends Job {
+  async perform(index: number): Promise<void> {
+    await redis().multi().incr("counted").setbit("counted:bits", index, 1).exec();
+  }
+}
+
+/**
+ * Like CountJob but takes `ms` first (a non-blocking nap), so a queue lasts long enough to watch a
+ * rolling restart under load. Args: [index, ms].
+ */
+export class NapCountJob extends Job {
+  async perform(index: number, ms: number): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    await redis().multi().incr("counted").setbit("counted:bits", index, 1).exec();
+  }
+}
+
+/**
+ * Busy-loops the CPU for `seconds`, blocking the event loop (no heartbeat, no IPC) the whole time.
+ * Records {jid, pid} in the list `spinning` first. With `warmupMs`, it first waits that long without
+ * blocking (so heartbeats in between can publish it as running); without, it blocks at once, as a
+ * CPU-bound job usually does.
+ */
+export class CpuSpinJob extends Job {
+  async perform(seconds: number, warmupMs = 0): Promise<void> {
+    if (warmupMs > 0) await new Promise((resolve) => setTimeout(resolve, warmupMs));
+    await redis().rpush("spinning", JSON.stringify({ jid: this.jid, pid: process.pid }));
+    const until = Date.now() + seconds * 1000;
+    let x = 0;
+    while (Date.now() < until) x = (x + Math.sqrt(x + 1)) % 1e9;
+    await redis().rpush("ran", JSON.stringify({ jid: this.jid, args: [seconds], pid: process.pid, spun: x > -1 }));
+  }
+}
