@@ -7,18 +7,9 @@ import { join } from "node:path";
 import { buildClusterCommand, CLUSTER_DEFAULTS, resolveClusterOptions } from "../../src/cli/clusterOptions.js";
 import { resolveWorkerOptions, UsageError } from "../../src/cli/workerOptions.js";
 import { ConfigError } from "../../src/errors.js";
+import { workdirs } from "../helpers/fixtures.js";
 
-const root = mkdtempSync(join(tmpdir(), "tsq-clusterOptions-"));
-after(() => rmSync(root, { recursive: true, force: true }));
-
-let dirs = 0;
-/** A fresh working directory, with `config/tsq.yml` when `config` is given. */
-function workdir(config?: string): string {
-  const cwd = join(root, `app-${++dirs}`);
-  mkdirSync(join(cwd, "config"), { recursive: true });
-  if (config !== undefined) writeFileSync(join(cwd, "config/tsq.yml"), config);
-  return cwd;
-}
+const workdir = workdirs("tsq-clusterOptions");
 
 function resolve(argv: string[], config?: string, env: NodeJS.ProcessEnv = {}) {
   return resolveClusterOptions(argv, env, workdir(config));

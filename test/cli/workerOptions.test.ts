@@ -14,18 +14,9 @@ import {
 } from "../../src/cli/workerOptions.js";
 import { DEFAULTS } from "../../src/config/defaults.js";
 import { ConfigError } from "../../src/errors.js";
+import { workdirs } from "../helpers/fixtures.js";
 
-const root = mkdtempSync(join(tmpdir(), "tsq-workerOptions-"));
-after(() => rmSync(root, { recursive: true, force: true }));
-
-let dirs = 0;
-/** A fresh working directory, with `config/tsq.yml` when `config` is given. */
-function workdir(config?: string): string {
-  const cwd = join(root, `app-${++dirs}`);
-  mkdirSync(join(cwd, "config"), { recursive: true });
-  if (config !== undefined) writeFileSync(join(cwd, "config/tsq.yml"), config);
-  return cwd;
-}
+const workdir = workdirs("tsq-workerOptions");
 
 function resolve(argv: string[], env: NodeJS.ProcessEnv = {}, cwd = workdir()) {
   return resolveWorkerOptions(argv, env, cwd);
@@ -195,7 +186,8 @@ describe("queues, capsules, require and tag", () => {
     const cwd = workdir("tag: web\n");
     assert.equal(resolve(["-g", "api"], {}, cwd).options.tag, "api");
     assert.equal(resolve([], {}, cwd).options.tag, "web");
-    assert.equal(resolve([], {}, workdir()).options.tag, `app-${dirs}`);
+    const plain = workdir();
+    assert.equal(resolve([], {}, plain).options.tag, basename(plain));
   });
 });
 

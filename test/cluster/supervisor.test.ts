@@ -17,6 +17,7 @@ import { ROOT, TEST_JOBS, eventually, startTsq, type TsqProcess } from "../helpe
 import { requireRubySidekiq } from "../helpers/ruby.js";
 import { Client } from "../../src/client/Client.js";
 import { BROKEN_JOBS_MESSAGE } from "../jobs/brokenJobsMessage.js";
+import { pushJobs } from "../helpers/fixtures.js";
 
 const handle = useRedis();
 
@@ -53,14 +54,7 @@ function runCluster(args: string[]): { status: number | null; stdout: string; st
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-async function push(className: string, argsList: unknown[][], queue = "default"): Promise<string[]> {
-  const client = new Client({ redis: handle.url });
-  try {
-    return (await client.pushBulk({ class: className, args: argsList, queue })) as string[];
-  } finally {
-    await client.close();
-  }
-}
+const push = (className: string, argsList: unknown[][], queue = "default") => pushJobs(handle.url, className, argsList, queue);
 
 /** True while `pid` exists and is not a zombie (PID 1 here may not reap orphans promptly). */
 function alive(pid: number): boolean {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { Client } from "../../src/client/Client.js";
+import { pushJobs } from "../helpers/fixtures.js";
 
 const handle = useRedis();
 
@@ -21,14 +22,7 @@ function fastConfig(): string {
   return path;
 }
 
-async function push(className: string, argsList: unknown[][], queue = "default"): Promise<string[]> {
-  const client = new Client({ redis: handle.url });
-  try {
-    return (await client.pushBulk({ class: className, args: argsList, queue })) as string[];
-  } finally {
-    await client.close();
-  }
-}
+const push = (className: string, argsList: unknown[][], queue = "default") => pushJobs(handle.url, className, argsList, queue);
 
 test("TERM with 20 long jobs and -t 2: exits 0 within ~3 s, every job back in its queue, a new worker runs them", async () => {
   const jids = await push("SleepJob", Array.from({ length: 20 }, () => [60]));
