@@ -116,3 +116,18 @@ export class CpuSpinJob extends Job {
     await redis().rpush("ran", JSON.stringify({ jid: this.jid, args: [seconds], pid: process.pid, spun: x > -1 }));
   }
 }
+
+/** Holds `mb` MB of touched memory for `seconds` (for --max-memory). */
+export class MemoryHogJob extends Job {
+  async perform(mb: number, seconds: number): Promise<void> {
+    const hog = Buffer.alloc(mb * 1024 * 1024, 1);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, seconds * 1000);
+      this.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    void hog.length;
+  }
+}
