@@ -36,7 +36,10 @@ export function logger(): Logger {
   return root;
 }
 
-/** Rebuilds the process logger, e.g. `-v` (debug) or a cluster child's `{ child, group }` tags. */
+/**
+ * Rebuilds the process logger, e.g. `-v` (debug) or a cluster child's `{ child, group }` tags. The level
+ * defaults to the current one, which starts as TSQ_LOG_LEVEL (default "info").
+ */
 export function configureLogger(options: {
   level?: LevelWithSilent;
   base?: Record<string, unknown>;

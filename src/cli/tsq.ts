@@ -75,7 +75,7 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     exitOnOptionError(error, process.stderr);
   }
-  const log = configureLogger({ level: options.verbose ? "debug" : "info" });
+  const log = configureLogger(options.verbose ? { level: "debug" } : {});
   guardProcess(log);
   let registry: Registry;
   try {

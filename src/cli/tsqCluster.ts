@@ -55,7 +55,7 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     exitOnOptionError(error, process.stderr, "tsq-cluster");
   }
-  const log = configureLogger({ level: options.worker.verbose ? "debug" : "info", base: { role: "supervisor" } });
+  const log = configureLogger({ ...(options.worker.verbose ? { level: "debug" as const } : {}), base: { role: "supervisor" } });
   const redis = connect(options.worker.redisUrl, { name: "tsq-supervisor" });
   let children: ChildPlan[];
   try {

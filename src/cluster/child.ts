@@ -31,7 +31,7 @@ export async function runChild(): Promise<void> {
   if (!spec) throw new Error(`${CHILD_ENV} is not set: this module is started by tsq-cluster`);
   const { plan, options } = spec;
   const log = configureLogger({
-    level: options.verbose ? "debug" : "info",
+    ...(options.verbose ? { level: "debug" as const } : {}),
     base: { child: plan.index, group: plan.groupLabel },
   });
   guard(log);
