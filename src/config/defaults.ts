@@ -35,6 +35,13 @@ export interface Defaults {
   readonly sidekiqVersion: 6 | 7 | 8;
   /** Characters of an error message kept in a retried job (Sidekiq truncates to 10,000). */
   readonly maxErrorMessageLength: number;
+  /**
+   * Reliable fetch: a job whose process died while running it this many times within
+   * `poisonPillWindow` seconds is a poison pill and goes to the dead set instead of back to its queue.
+   */
+  readonly poisonPillRecoveries: number;
+  /** Seconds over which recoveries of one job are counted (72 hours). */
+  readonly poisonPillWindow: number;
 }
 
 export const DEFAULTS = Object.freeze({
@@ -52,4 +59,6 @@ export const DEFAULTS = Object.freeze({
   maxPayloadBytes: 5 * 1024 * 1024,
   sidekiqVersion: 7,
   maxErrorMessageLength: 10_000,
+  poisonPillRecoveries: 3,
+  poisonPillWindow: 72 * 60 * 60,
 } satisfies Defaults) as Defaults;

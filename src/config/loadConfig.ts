@@ -57,6 +57,9 @@ export interface FileSettings {
   pollIntervalAverage?: number | null;
   /** Seconds. */
   heartbeatInterval?: number;
+  heartbeatTtl?: number;
+  poisonPillRecoveries?: number;
+  poisonPillWindow?: number;
   sidekiqVersion?: 6 | 7 | 8;
   /** Bytes. */
   maxPayloadBytes?: number;
@@ -324,6 +327,9 @@ const TOP_LEVEL: Schema<FileSettings> = {
   averageScheduledPollInterval: positiveNumber,
   pollIntervalAverage: optionalPositiveNumber,
   heartbeatInterval: positiveNumber,
+  heartbeatTtl: positiveNumber,
+  poisonPillRecoveries: positiveInteger,
+  poisonPillWindow: positiveNumber,
   sidekiqVersion,
   maxPayloadBytes: positiveInteger,
   metrics: nested(METRICS),
