@@ -67,3 +67,21 @@ export function dailyStatKey(base: typeof STAT_PROCESSED | typeof STAT_FAILED, d
 export function privateQueueKey(identity: string, queue: string): string {
   return `queue:sq|${identity}|${queue}`;
 }
+
+/** Glob matching every private list of one identity (SCAN MATCH), with glob characters escaped. */
+export function privateQueuePattern(identity: string): string {
+  return `queue:sq|${identity.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}|*`;
+}
+
+/** The queue name of a private list key of `identity`. */
+export function queueOfPrivateKey(identity: string, key: string): string {
+  return key.slice(`queue:sq|${identity}|`.length);
+}
+
+/** Prefix of the per-jid recovery counters used to spot poison pills (`tsq:recovered:<jid>`). */
+export const RECOVERY_COUNTER_PREFIX = "tsq:recovered:";
+
+/** Lock so that only one process recovers a given dead identity (`SET NX EX`). */
+export function recoveryLockKey(identity: string): string {
+  return `tsq:recovering:${identity}`;
+}

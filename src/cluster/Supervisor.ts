@@ -20,6 +20,7 @@ import type { WorkerOptions } from "../config/options.js";
 import type { ChildPlan } from "./groups.js";
 import { CHILD_ENV, isFromChild, type ChildSpec, type ToChild } from "./ipc.js";
 import { HealthWatch } from "./HealthWatch.js";
+import { recoverIdentity } from "../server/recovery.js";
 
 export type RestartReason = "crash" | "memory" | "hang" | "rolling";
 
@@ -178,7 +179,9 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     slot.current = child;
     worker.on("message", (message: unknown) => {
       if (!isFromChild(message)) return;
-      if (message.type === "ready") {
+      if (message.type === "identity") {
+        child.identity = message.identity;
+      } else if (message.type === "ready") {
         child.identity = message.identity;
         child.readyAt = performance.now();
         slot.bootFailures = 0;
@@ -247,17 +250,19 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     }, delay);
   }
 
-  /** Removes a dead child from `processes` and deletes its work hashes, so Sidekiq's UI is right at once. */
+  /**
+   * Removes a dead child from `processes` and deletes its work hashes, so Sidekiq's UI is right at once;
+   * with reliable fetch, puts the jobs it was running back at the front of their queues.
+   */
   private async prune(child: Child): Promise<void> {
-    if (!child.identity) return;
+    const { identity } = child;
+    if (!identity) return;
+    const { redis, logger, worker } = this.options;
     try {
-      await this.options.redis
-        .multi()
-        .srem(PROCESSES, child.identity)
-        .unlink(workKey(child.identity), legacyWorkKey(child.identity))
-        .exec();
+      await redis.multi().srem(PROCESSES, identity).unlink(workKey(identity), legacyWorkKey(identity)).exec();
+      if (worker.fetch === "reliable") await recoverIdentity(redis, identity, worker, logger);
     } catch (error) {
-      this.options.logger.error({ err: error, identity: child.identity }, "could not prune a dead child's records; they expire in 60 s");
+      logger.error({ err: error, identity }, "could not prune a dead child's records; they expire in 60 s and its jobs are recovered by the next sweep");
     }
   }
 

@@ -41,6 +41,7 @@ export async function runChild(): Promise<void> {
   try {
     const registry = await loadRegistry(workerOptions, log);
     launcher = new Launcher(workerOptions, registry, { logger: log, onRemoteSignal: (signal) => handle(signal) });
+    send({ type: "identity", identity: launcher.identity });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     log.fatal({ err: error }, message);

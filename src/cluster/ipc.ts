@@ -12,6 +12,8 @@ export type ToChild =
 
 /** Child → supervisor. */
 export type FromChild =
+  /** Sent before the child fetches anything, so the supervisor can recover its jobs if it dies early. */
+  | { type: "identity"; identity: string }
   | { type: "ready"; identity: string }
   | { type: "fatal"; message: string }
   /** A job started (jid, class, queue given) or ended in slot `tid`; sent at once, so a child that then blocks its event loop has already told. */

@@ -36,8 +36,8 @@ export interface Defaults {
   /** Characters of an error message kept in a retried job (Sidekiq truncates to 10,000). */
   readonly maxErrorMessageLength: number;
   /**
-   * Reliable fetch: a job whose process died while running it this many times within
-   * `poisonPillWindow` seconds is a poison pill and goes to the dead set instead of back to its queue.
+   * Reliable fetch: a job is put back in its queue after its process died this many times within
+   * `poisonPillWindow` seconds; the next time it is a poison pill and goes to the dead set instead.
    */
   readonly poisonPillRecoveries: number;
   /** Seconds over which recoveries of one job are counted (72 hours). */

@@ -12,13 +12,18 @@ const LUA_DIR = new URL("../lua/", import.meta.url);
 export interface ScriptCommands {
   /** zpopbyscore-1.lua: pops one member of `set` scored <= `now`. */
   zpopbyscore(set: string, now: string): Promise<string | null>;
+  /** reliable-fetch.lua: `numKeys` then (queue, private list) pairs; [pair index, job] or null. */
+  reliableFetch(numKeys: number, ...keys: string[]): Promise<[number, string] | null>;
+  /** recover-2.lua: [moved, ...poison pills]. */
+  recover(privateList: string, queue: string, counterPrefix: string, windowSeconds: number, maxRecoveries: number): Promise<[number, ...string[]]>;
 }
 
 export type TsqRedis = Redis & ScriptCommands;
 
 interface Script {
   name: string;
-  numberOfKeys: number;
+  /** undefined: the caller passes the key count first. */
+  numberOfKeys: number | undefined;
   lua: string;
 }
 
@@ -29,17 +34,18 @@ function loadScripts(): Script[] {
   cached = readdirSync(LUA_DIR)
     .filter((file) => file.endsWith(".lua"))
     .map((file) => {
-      const match = /^(.+)-(\d+)\.lua$/.exec(file);
-      if (!match) throw new Error(`Lua file ${file} must be named <command>-<numKeys>.lua`);
+      // <command>-<numKeys>.lua, or <command>.lua for a variable key count (passed first at call time).
+      const match = /^(.+?)(?:-(\d+))?\.lua$/.exec(file)!;
       const name = match[1]!.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-      return { name, numberOfKeys: Number(match[2]), lua: readFileSync(new URL(file, LUA_DIR), "utf8") };
+      const numberOfKeys = match[2] === undefined ? undefined : Number(match[2]);
+      return { name, numberOfKeys, lua: readFileSync(new URL(file, LUA_DIR), "utf8") };
     });
   return cached;
 }
 
 export function defineScripts(redis: Redis): TsqRedis {
   for (const script of loadScripts()) {
-    redis.defineCommand(script.name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    redis.defineCommand(script.name, script.numberOfKeys === undefined ? { lua: script.lua } : { numberOfKeys: script.numberOfKeys, lua: script.lua });
   }
   return redis as TsqRedis;
 }

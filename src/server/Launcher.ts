@@ -25,6 +25,11 @@ import { ProcessState } from "./ProcessState.js";
 import { queueMode } from "./queueOrder.js";
 import type { Registry } from "./Registry.js";
 import { serverConfig, type LifecycleEvent } from "./serverConfig.js";
+import { recoverIdentity, sweepOrphans } from "./recovery.js";
+import { SUPER_PROCESSES } from "../keys.js";
+
+/** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
+const ORPHAN_SWEEP_INTERVAL = 60_000;
 
 export interface LauncherHooks {
   /** A remote signal popped by the heartbeat; the CLI routes it to the same handler as the OS signal. */
@@ -41,6 +46,7 @@ export class Launcher {
   private readonly startedAt = nowSeconds();
   private quieted = false;
   private started = false;
+  private sweepTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(options: WorkerOptions, registry: Registry, hooks: LauncherHooks = {}) {
@@ -96,8 +102,10 @@ export class Launcher {
   async start(): Promise<void> {
     await this.fire("startup");
     this.started = true;
-    for (const manager of this.managers) manager.start();
+    // The process record exists before the first fetch, so no sweeper can take this live process for dead.
     await this.heartbeat.start();
+    if (this.ctx.options.fetch === "reliable") await this.startReliable();
+    for (const manager of this.managers) manager.start();
     this.poller.start();
     const { options } = this.ctx;
     this.ctx.logger.info(
@@ -116,6 +124,7 @@ export class Launcher {
     if (this.quieted) return;
     this.quieted = true;
     this.ctx.logger.info("quieting: no new jobs will be fetched");
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const manager of this.managers) manager.quiet();
     await this.poller.stop();
     await this.fire("quiet");
@@ -127,6 +136,22 @@ export class Launcher {
   stop(): Promise<void> {
     this.stopping ??= this.shutdown();
     return this.stopping;
+  }
+
+  /** Registers for reliable fetch and recovers orphans now and every minute. */
+  private async startReliable(): Promise<void> {
+    const { redis, options, logger } = this.ctx;
+    await redis.sadd(SUPER_PROCESSES, this.identity);
+    const sweep = async () => {
+      try {
+        await sweepOrphans(redis, this.identity, options, logger);
+      } catch (error) {
+        logger.error({ err: error }, "orphan recovery failed; will retry in a minute");
+      }
+    };
+    await sweep();
+    this.sweepTimer = setInterval(() => void sweep(), ORPHAN_SWEEP_INTERVAL);
+    this.sweepTimer.unref();
   }
 
   /** A second INT: requeue running jobs now instead of waiting for the timeout. */
@@ -154,6 +179,12 @@ export class Launcher {
     logger.info({ timeout_s: options.timeout }, "shutting down");
     await this.quiet();
     await Promise.all(this.managers.map((m) => m.stop(deadline)));
+    if (this.ctx.options.fetch === "reliable" && this.started) {
+      // Anything still in this process's private lists (an ack that failed) goes back to its queue.
+      await recoverIdentity(this.ctx.redis, this.identity, this.ctx.options, logger).catch((error: unknown) =>
+        logger.error({ err: error }, "could not requeue this process's leftover in-progress jobs; another process will recover them"),
+      );
+    }
     await this.fire("shutdown");
     try {
       await this.heartbeat.stop();

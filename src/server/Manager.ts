@@ -12,6 +12,7 @@ import { performance } from "node:perf_hooks";
 import type { CapsuleConfig } from "../config/options.js";
 import { deferred, sleep } from "../util/sleep.js";
 import { BasicFetch } from "./BasicFetch.js";
+import { ReliableFetch } from "./ReliableFetch.js";
 import type { ServerContext } from "./context.js";
 import { Processor, type Slot } from "./Processor.js";
 import type { Fetcher, UnitOfWork } from "./unitOfWork.js";
@@ -24,6 +25,14 @@ interface Running {
 /** Sidekiq-style thread ids: short base-36 strings, unique within the process. */
 function newTid(): string {
   return randomInt(36 ** 5).toString(36);
+}
+
+function newFetcher(ctx: ServerContext, capsule: CapsuleConfig): Fetcher {
+  const blocking = ctx.connect(`tsq-fetch-${capsule.name}`);
+  const { fetch, fetchTimeout } = ctx.options;
+  return fetch === "reliable"
+    ? new ReliableFetch(ctx.redis, blocking, ctx.identity, capsule.queues, fetchTimeout)
+    : new BasicFetch(ctx.redis, blocking, capsule.queues, fetchTimeout);
 }
 
 export class Manager {
@@ -45,9 +54,7 @@ export class Manager {
     fetcher?: Fetcher,
   ) {
     this.capsule = capsule;
-    this.fetcher =
-      fetcher ??
-      new BasicFetch(ctx.redis, ctx.connect(`tsq-fetch-${capsule.name}`), capsule.queues, ctx.options.fetchTimeout);
+    this.fetcher = fetcher ?? newFetcher(ctx, capsule);
     this.processor = new Processor(ctx, ctx.serverMiddleware.copy());
     this.free = Array.from({ length: capsule.concurrency }, () => ({
       tid: newTid(),

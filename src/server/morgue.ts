@@ -2,6 +2,7 @@
  * The dead set ("morgue"): `ZADD dead <now> <job>` trimmed on every add by age (180 days) and size
  * (10,000), in one MULTI, as Sidekiq's `send_to_morgue` and `DeadSet#kill` do.
  */
+import type { ChainableCommander } from "ioredis";
 import { DEAD } from "../keys.js";
 import type { TsqRedis } from "../redis/connection.js";
 import { formatSeconds, nowSeconds } from "../timestamps.js";
@@ -13,14 +14,19 @@ export interface MorgueLimits {
   deadTimeoutInSeconds: number;
 }
 
-export async function sendToMorgue(redis: TsqRedis, json: string, limits: MorgueLimits): Promise<void> {
+/** Queues the add and both trims on `multi`, so callers can make them part of a larger transaction. */
+export function addToMorgue(multi: ChainableCommander, json: string, limits: MorgueLimits): ChainableCommander {
   const now = nowSeconds();
-  const results = await redis
-    .multi()
-    .zadd(DEAD, formatSeconds(now), json)
-    .zremrangebyscore(DEAD, "-inf", formatSeconds(now - limits.deadTimeoutInSeconds))
-    // Keeps the newest deadMaxJobs - 1 entries, as Sidekiq's `ZREMRANGEBYRANK dead 0 -max` does.
-    .zremrangebyrank(DEAD, 0, -limits.deadMaxJobs)
-    .exec();
+  return (
+    multi
+      .zadd(DEAD, formatSeconds(now), json)
+      .zremrangebyscore(DEAD, "-inf", formatSeconds(now - limits.deadTimeoutInSeconds))
+      // Keeps the newest deadMaxJobs - 1 entries, as Sidekiq's `ZREMRANGEBYRANK dead 0 -max` does.
+      .zremrangebyrank(DEAD, 0, -limits.deadMaxJobs)
+  );
+}
+
+export async function sendToMorgue(redis: TsqRedis, json: string, limits: MorgueLimits): Promise<void> {
+  const results = await addToMorgue(redis.multi(), json, limits).exec();
   for (const [error] of results ?? []) if (error) throw error;
 }

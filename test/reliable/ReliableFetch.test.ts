@@ -1,0 +1,110 @@
+/** ReliableFetch and recovery against a real Redis: private lists, acks, requeues, poison pills, sweeps. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { pino } from "pino";
+import { useRedis } from "../helpers/redis.js";
+import { connect } from "../../src/redis/connection.js";
+import { ReliableFetch } from "../../src/server/ReliableFetch.js";
+import { recoverIdentity, sweepOrphans } from "../../src/server/recovery.js";
+import { DEFAULTS } from "../../src/config/defaults.js";
+import { Client } from "../../src/client/Client.js";
+
+const handle = useRedis();
+const silent = pino({ level: "silent" });
+const ID = "host:1:aaaaaaaaaaaa";
+
+function fetcher(queues: { name: string; weight: number }[]): ReliableFetch {
+  return new ReliableFetch(handle.redis, connect(handle.url), ID, queues, 0.2);
+}
+
+async function push(queue: string, n: number): Promise<string[]> {
+  const client = new Client({ redis: handle.url });
+  const jids = (await client.pushBulk({ class: "A", args: Array.from({ length: n }, (_, i) => [i]), queue })) as string[];
+  await client.close();
+  return jids;
+}
+
+test("a fetched job sits in queue:sq|<identity>|<q> until acknowledged (one queue: BLMOVE)", async () => {
+  const [jid] = await push("default", 1);
+  const fetch = fetcher([{ name: "default", weight: 0 }]);
+  const unit = (await fetch.retrieveWork())!;
+  assert.equal(unit.queue, "default");
+  assert.ok(unit.job.includes(jid!));
+  assert.equal(await handle.redis.llen("queue:default"), 0);
+  assert.deepEqual(await handle.redis.lrange(`queue:sq|${ID}|default`, 0, -1), [unit.job]);
+  await unit.acknowledge();
+  assert.equal(await handle.redis.exists(`queue:sq|${ID}|default`), 0);
+  assert.equal(await fetch.retrieveWork(), null, "an empty queue times out with null");
+  fetch.close();
+});
+
+test("several queues: strict order across them; requeue puts the job back at the front", async () => {
+  await push("low", 2);
+  const [high] = await push("high", 1);
+  const fetch = fetcher([{ name: "high", weight: 0 }, { name: "low", weight: 0 }]);
+  const first = (await fetch.retrieveWork())!;
+  assert.equal(first.queue, "high");
+  assert.ok(first.job.includes(high!));
+  await first.requeue();
+  assert.equal(await handle.redis.llen(`queue:sq|${ID}|high`), 0);
+  const again = (await fetch.retrieveWork())!;
+  assert.equal(again.job, first.job, "the requeued job is fetched next");
+  const second = (await fetch.retrieveWork())!;
+  assert.equal(second.queue, "low");
+  await fetch.bulkRequeue([again, second]);
+  assert.equal(await handle.redis.llen("queue:high"), 1);
+  assert.equal(await handle.redis.llen("queue:low"), 2);
+  assert.equal(await handle.redis.llen(`queue:sq|${ID}|low`), 0);
+  fetch.close();
+});
+
+test("recoverIdentity returns a dead process's jobs to the front of their queues, oldest fetch first", async () => {
+  const jids = await push("default", 5);
+  const fetch = fetcher([{ name: "default", weight: 0 }]);
+  const taken = [await fetch.retrieveWork(), await fetch.retrieveWork(), await fetch.retrieveWork()];
+  fetch.close();
+  await handle.redis.sadd("super_processes", ID);
+  const { requeued, poisoned } = await recoverIdentity(handle.redis, ID, DEFAULTS, silent);
+  assert.equal(requeued, 3);
+  assert.deepEqual(poisoned, []);
+  assert.equal(await handle.redis.sismember("super_processes", ID), 0);
+  // BRPOP order from the right end: the three recovered (in fetch order), then the two never fetched.
+  const order = (await handle.redis.lrange("queue:default", 0, -1)).reverse().map((j) => JSON.parse(j).jid as string);
+  assert.deepEqual(order, jids);
+  assert.deepEqual(taken.map((u) => JSON.parse(u!.job).jid), jids.slice(0, 3));
+});
+
+test("a job recovered 3 times goes to dead as PoisonPillError on the 4th, with its text otherwise intact", async () => {
+  const [jid] = await push("default", 1);
+  for (let death = 1; death <= 4; death++) {
+    const fetch = fetcher([{ name: "default", weight: 0 }]);
+    const unit = await fetch.retrieveWork();
+    fetch.close();
+    assert.ok(unit, `fetched before death ${death}`);
+    const { requeued, poisoned } = await recoverIdentity(handle.redis, ID, DEFAULTS, silent);
+    assert.equal(requeued, death <= 3 ? 1 : 0, `death ${death}`);
+    assert.equal(poisoned.length, death <= 3 ? 0 : 1);
+  }
+  assert.equal(await handle.redis.llen("queue:default"), 0);
+  assert.equal(await handle.redis.exists(`queue:sq|${ID}|default`), 0);
+  const [dead] = await handle.redis.zrange("dead", 0, -1);
+  const job = JSON.parse(dead!) as Record<string, unknown>;
+  assert.equal(job.jid, jid);
+  assert.equal(job.error_class, "PoisonPillError");
+  assert.match(job.error_message as string, /died 4 times within 259200 s/);
+});
+
+test("sweepOrphans recovers identities whose heartbeat expired, never a live one or itself", async () => {
+  await push("default", 3);
+  const fetch = fetcher([{ name: "default", weight: 0 }]);
+  await fetch.retrieveWork();
+  fetch.close();
+  const live = "host:2:bbbbbbbbbbbb";
+  await handle.redis.lpush(`queue:sq|${live}|default`, '{"class":"A","args":[],"jid":"live00000000000000000000","queue":"default"}');
+  await handle.redis.hset(live, "info", "{}");
+  await handle.redis.sadd("super_processes", ID, live, "me:3:cccccccccccc");
+  assert.equal(await sweepOrphans(handle.redis, "me:3:cccccccccccc", DEFAULTS, silent), 1);
+  assert.equal(await handle.redis.llen("queue:default"), 3);
+  assert.equal(await handle.redis.llen(`queue:sq|${live}|default`), 1, "a live process keeps its jobs");
+  assert.deepEqual((await handle.redis.smembers("super_processes")).sort(), [live, "me:3:cccccccccccc"].sort());
+});
