@@ -1,0 +1,289 @@
+/**
+ * `schedule`, `retry` and `dead`: Sidekiq's `JobSet`. Each is a ZSET of job JSON scored by epoch
+ * seconds (float). Listing is newest first (highest score), 50 per page, as the Web UI shows it.
+ *
+ * An entry is identified by its exact text (ZREM by value), falling back to Sidekiq's identity, score
+ * plus jid (reference §1.9), when the text changed under us. Removing by exact value is atomic: when
+ * a worker's poller and an admin race for the same entry, exactly one of them gets it, so "retry now"
+ * never enqueues a job twice.
+ */
+import type { Redis } from "ioredis";
+import { Client } from "../client/Client.js";
+import { DEFAULTS } from "../config/defaults.js";
+import { InvalidPayloadError } from "../errors.js";
+import type { JobSetName } from "../keys.js";
+import { dumpPayload, parsePayload, type JobPayload } from "../payload.js";
+import { defineScripts, type TsqRedis } from "../redis/scripts.js";
+import { sendToMorgue } from "../server/morgue.js";
+import { formatSeconds } from "../timestamps.js";
+import { SortedEntry, type KillOptions } from "./SortedEntry.js";
+
+export interface JobSetOptions {
+  /** Pushes retried jobs, so its middleware runs (default: a plain Client on the same connection). */
+  client?: Client;
+  /** Entries the dead set keeps when a job is killed (default 10,000, Sidekiq `dead_max_jobs`). */
+  deadMaxJobs?: number;
+  /** Seconds a dead entry is kept (default 180 days, Sidekiq `dead_timeout_in_seconds`). */
+  deadTimeoutInSeconds?: number;
+}
+
+const PAGE_SIZE = 50;
+
+/** Redis prints scores as the shortest text that round-trips a double (and `inf` for infinities). */
+function parseScore(text: string): number {
+  if (/^[+-]?inf$/i.test(text)) return text.startsWith("-") ? -Infinity : Infinity;
+  return Number(text);
+}
+
+/** A ZSCAN MATCH pattern for a literal substring: glob metacharacters other than `*` are escaped. */
+function substringPattern(match: string): string {
+  return match.includes("*") ? match : `*${match.replace(/[?[\]\\]/g, "\\$&")}*`;
+}
+
+export class JobSet implements AsyncIterable<SortedEntry> {
+  /** Entries removed through this object, so a walk that deletes as it goes does not skip any. */
+  private removed = 0;
+  private ownClient: Client | undefined;
+  /** The same connection, typed with tsq's script commands (the morgue and the client take that type). */
+  private readonly tsqRedis: TsqRedis;
+
+  constructor(
+    protected readonly redis: Redis,
+    readonly name: JobSetName,
+    protected readonly options: JobSetOptions = {},
+  ) {
+    this.tsqRedis = defineScripts(redis);
+  }
+
+  size(): Promise<number> {
+    return this.redis.zcard(this.name);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<SortedEntry> {
+    return this.each();
+  }
+
+  /**
+   * Newest first, in pages of `pageSize` read from the top of the set (`ZRANGE -50 -1`, then
+   * `-100 -51`, ...). Entries removed through this set during the walk shift the next page, as in
+   * Sidekiq's `JobSet#each`.
+   */
+  async *each(pageSize = PAGE_SIZE): AsyncGenerator<SortedEntry> {
+    const removedBefore = this.removed;
+    for (let page = -1; ; page--) {
+      const end = Math.min(page * pageSize + (this.removed - removedBefore) + pageSize - 1, -1);
+      const flat = await this.redis.zrange(this.name, end - pageSize + 1, end, "WITHSCORES");
+      if (flat.length === 0) return;
+      const entries = this.entries(flat);
+      for (let i = entries.length - 1; i >= 0; i--) yield entries[i]!;
+    }
+  }
+
+  /** Up to `limit` entries, newest first. */
+  async first(limit: number): Promise<SortedEntry[]> {
+    const found: SortedEntry[] = [];
+    if (limit <= 0) return found;
+    for await (const entry of this.each(Math.min(limit, PAGE_SIZE))) {
+      found.push(entry);
+      if (found.length >= limit) break;
+    }
+    return found;
+  }
+
+  /**
+   * Entries whose text contains `match` (`ZSCAN MATCH *match*`; a pattern with `*` is used as given),
+   * in no particular order. Each entry is reported once even if ZSCAN repeats it during a rehash.
+   */
+  async *scan(match: string, count = 100): AsyncGenerator<SortedEntry> {
+    const pattern = substringPattern(match);
+    const seen = new Set<string>();
+    let cursor = "0";
+    do {
+      const [next, flat] = await this.redis.zscan(this.name, cursor, "MATCH", pattern, "COUNT", count);
+      for (const entry of this.entries(flat)) {
+        if (seen.has(entry.value)) continue;
+        seen.add(entry.value);
+        yield entry;
+      }
+      cursor = next;
+    } while (cursor !== "0");
+  }
+
+  /** The entry whose jid is `jid`, found with ZSCAN (O(n); for admin use, not application logic). */
+  async findJob(jid: string): Promise<SortedEntry | null> {
+    for await (const entry of this.scan(jid)) if (entry.jid === jid) return entry;
+    return null;
+  }
+
+  /** Entries scored exactly `score`, optionally only those with `jid` (Sidekiq `JobSet#fetch`). */
+  async fetch(score: number, jid?: string): Promise<SortedEntry[]> {
+    const text = String(score);
+    const flat = await this.redis.zrangebyscore(this.name, text, text, "WITHSCORES");
+    return this.entries(flat).filter((entry) => jid === undefined || entry.jid === jid);
+  }
+
+  /** Removes the entry with exactly this text. */
+  async deleteByValue(value: string): Promise<boolean> {
+    const removed = (await this.redis.zrem(this.name, value)) === 1;
+    if (removed) this.removed++;
+    return removed;
+  }
+
+  /** Removes the entry scored `score` whose jid is `jid`. */
+  async deleteByJid(score: number, jid: string): Promise<boolean> {
+    for (const entry of await this.fetch(score, jid)) if (await this.deleteByValue(entry.value)) return true;
+    return false;
+  }
+
+  /** Adds a job at `at` (epoch seconds or a Date). */
+  async schedule(at: number | Date, job: JobPayload | string): Promise<void> {
+    await this.redis.zadd(this.name, formatSeconds(toSeconds(at)), typeof job === "string" ? job : dumpPayload(job));
+  }
+
+  /** Removes every entry (UNLINK). Resolves to how many there were. */
+  async clear(): Promise<number> {
+    const results = (await this.redis.multi().zcard(this.name).unlink(this.name).exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
+    return Number(results[0]?.[1] ?? 0);
+  }
+
+  /** Pushes every entry to its queue with retry_count - 1 (`ZPOPMIN` loop, Sidekiq >= 7.3.5). */
+  retryAll(): Promise<number> {
+    return this.popEach(true, (text, score) => this.enqueue(text, score, true));
+  }
+
+  /** Moves every entry to the dead set (`ZPOPMIN` loop). */
+  killAll(options: KillOptions = {}): Promise<number> {
+    return this.popEach(false, async (text) => {
+      await this.morgue(text, options);
+      return true;
+    });
+  }
+
+  // Actions on one entry, called through SortedEntry.
+
+  async deleteEntry(entry: SortedEntry): Promise<boolean> {
+    return (await this.take(entry)) !== null;
+  }
+
+  async retryEntry(entry: SortedEntry): Promise<boolean> {
+    return this.moveToQueue(entry, true);
+  }
+
+  async addEntryToQueue(entry: SortedEntry): Promise<boolean> {
+    return this.moveToQueue(entry, false);
+  }
+
+  async killEntry(entry: SortedEntry, options: KillOptions = {}): Promise<boolean> {
+    const text = await this.take(entry);
+    if (text === null) return false;
+    await this.morgue(text, options);
+    return true;
+  }
+
+  /**
+   * Sidekiq does `ZINCRBY set (at - score) <re-serialized job>`; if a poller took the entry just
+   * before, that re-creates it with a score of `at - score` (long past), so it runs again at once.
+   * `ZADD XX` sets the same score on the same member but never re-creates a taken entry.
+   */
+  async rescheduleEntry(entry: SortedEntry, at: number | Date): Promise<boolean> {
+    const changed = await this.redis.zadd(this.name, "XX", "CH", formatSeconds(toSeconds(at)), entry.value);
+    if (Number(changed) === 1) return true;
+    return (await this.redis.zscore(this.name, entry.value)) !== null;
+  }
+
+  /** The dead-set add and trim (`DeadSet#kill`), then the death handlers if any were given. */
+  protected async morgue(text: string, options: KillOptions): Promise<void> {
+    await sendToMorgue(this.tsqRedis, text, {
+      deadMaxJobs: this.options.deadMaxJobs ?? DEFAULTS.deadMaxJobs,
+      deadTimeoutInSeconds: this.options.deadTimeoutInSeconds ?? DEFAULTS.deadTimeoutInSeconds,
+    });
+    if (!options.deathHandlers || options.deathHandlers.length === 0) return;
+    const entry = new SortedEntry(this, 0, text);
+    // A text that is not a job (a poison pill) can be killed, but there is no job to tell handlers about.
+    if (!entry.valid) return;
+    const job = parsePayload(text);
+    const error = options.error ?? new Error("Job killed by API");
+    for (const handler of options.deathHandlers) await handler(job, error);
+  }
+
+  private entries(flat: string[]): SortedEntry[] {
+    const entries: SortedEntry[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) entries.push(new SortedEntry(this, parseScore(flat[i + 1]!), flat[i]!));
+    return entries;
+  }
+
+  /** Removes the entry and returns the text removed, or null if someone else got it first. */
+  private async take(entry: SortedEntry): Promise<string | null> {
+    if (await this.deleteByValue(entry.value)) return entry.value;
+    // The exact text is gone: taken by a poller, or rewritten (Sidekiq's reschedule re-serializes).
+    const jid = entry.jid;
+    if (jid === undefined) return null;
+    for (const other of await this.fetch(entry.score, jid)) if (await this.deleteByValue(other.value)) return other.value;
+    return null;
+  }
+
+  private async moveToQueue(entry: SortedEntry, decrementRetryCount: boolean): Promise<boolean> {
+    if (!entry.valid) throw new InvalidPayloadError(`entry ${entry.id} of ${this.name} is not a job (${entry.value.slice(0, 80)}); delete it instead`);
+    const text = await this.take(entry);
+    if (text === null) return false;
+    return this.enqueue(text, entry.score, decrementRetryCount);
+  }
+
+  /**
+   * Pushes a removed entry through the client, as Sidekiq's `SortedEntry#retry` (`Client.push`, so
+   * `enqueued_at` is new and client middleware runs). Unchanged fields keep their stored text. If the
+   * push fails or a middleware refuses it, the entry is put back and the error reported.
+   */
+  private async enqueue(text: string, score: number, decrementRetryCount: boolean): Promise<boolean> {
+    let pushed: string | null;
+    try {
+      const job = parsePayload(text);
+      // Manual retries do not count against the retry limit; the next failure adds 1 back.
+      if (decrementRetryCount && typeof job.retry_count === "number") job.retry_count -= 1;
+      delete job.at;
+      pushed = await this.client().push(job);
+    } catch (error) {
+      await this.restore(text, score);
+      throw error;
+    }
+    if (pushed !== null) return true;
+    await this.restore(text, score);
+    throw new Error(`a client middleware refused to push the job; it was put back in ${this.name}`);
+  }
+
+  private async restore(text: string, score: number): Promise<void> {
+    await this.redis.zadd(this.name, formatSeconds(score), text);
+  }
+
+  /**
+   * Pops the lowest entry at most `size` times, so entries added meanwhile wait for the next call.
+   * With `jobsOnly`, entries that are not jobs are put back at the end, untouched.
+   */
+  private async popEach(jobsOnly: boolean, action: (text: string, score: number) => Promise<boolean>): Promise<number> {
+    const total = await this.size();
+    const skipped: [string, number][] = [];
+    let done = 0;
+    try {
+      for (let i = 0; i < total; i++) {
+        const popped = await this.redis.zpopmin(this.name, 1);
+        if (popped.length < 2) break;
+        this.removed++;
+        const [text, score] = [popped[0]!, parseScore(popped[1]!)];
+        if (jobsOnly && !new SortedEntry(this, score, text).valid) skipped.push([text, score]);
+        else if (await action(text, score)) done++;
+      }
+    } finally {
+      for (const [text, score] of skipped) await this.restore(text, score);
+    }
+    return done;
+  }
+
+  private client(): Client {
+    return this.options.client ?? (this.ownClient ??= new Client({ redis: this.tsqRedis }));
+  }
+}
+
+function toSeconds(at: number | Date): number {
+  return at instanceof Date ? at.getTime() / 1000 : at;
+}
