@@ -1,0 +1,125 @@
+/**
+ * Wiring of the metrics endpoints for the two servers:
+ *
+ *   startClusterMetrics   tsq-cluster: the supervisor merges every child (ClusterMetrics)
+ *   startWorkerMetrics    tsq --metrics-port: one process's own JobMetrics plus the Redis gauges
+ *
+ * Both return undefined when the port is 0 (off) or cannot be bound (logged; the workers run on).
+ */
+import type { ChildPlan } from "../cluster/groups.js";
+import type { Supervisor } from "../cluster/Supervisor.js";
+import type { WorkerOptions } from "../config/options.js";
+import type { Logger } from "../logger.js";
+import type { TsqRedis } from "../redis/connection.js";
+import type { Launcher } from "../server/Launcher.js";
+import { ClusterMetrics } from "./ClusterMetrics.js";
+import { mergeFamilies, renderFamilies } from "./exposition.js";
+import { JobMetrics } from "./JobMetrics.js";
+import { MetricsServer } from "./MetricsServer.js";
+import { REDIS_WAIT_MS, RedisGauges } from "./RedisGauges.js";
+
+/** ms /healthz waits for Redis's PONG. */
+const PING_MS = 1000;
+
+export interface MetricsHandle {
+  /** Idempotent: stops serving and collecting. */
+  stop(): Promise<void>;
+}
+
+export interface WorkerMetricsHandle extends MetricsHandle {
+  /** /readyz answers 200 only between setReady(true) (the launcher started) and setReady(false) (stopping). */
+  setReady(ready: boolean): void;
+}
+
+export interface ClusterMetricsSettings {
+  plan: ChildPlan[];
+  worker: WorkerOptions;
+  redis: TsqRedis;
+  port: number;
+  host: string;
+  logger: Logger;
+}
+
+export async function startClusterMetrics(supervisor: Supervisor, settings: ClusterMetricsSettings): Promise<MetricsHandle | undefined> {
+  const { plan, worker, redis, port, host, logger } = settings;
+  if (port === 0) return undefined;
+  const extraConcurrency = worker.capsules.slice(1).reduce((sum, c) => sum + c.concurrency, 0);
+  const collector = new ClusterMetrics(supervisor, { plan, redis, extraConcurrency });
+  collector.start();
+  const ping = pinger(redis);
+  const server = new MetricsServer(
+    {
+      metrics: async () => renderFamilies(await collector.families()),
+      healthy: async () => !supervisor.isStopping && (await ping()),
+      ready: () => !supervisor.isStopping && supervisor.readyChildren().length >= supervisor.expectedChildren,
+    },
+    { port, host, logger },
+  );
+  if ((await server.start()) === undefined) {
+    collector.stop();
+    return undefined;
+  }
+  return {
+    async stop() {
+      collector.stop();
+      await server.stop();
+    },
+  };
+}
+
+/** Call before `launcher.start()`, so the first job is counted. */
+export async function startWorkerMetrics(launcher: Launcher, logger: Logger): Promise<WorkerMetricsHandle | undefined> {
+  const { options, redis } = launcher.ctx;
+  if (!options.metricsPort) return undefined;
+  const jobs = new JobMetrics(launcher.ctx);
+  const gauges = new RedisGauges(redis);
+  const ping = pinger(redis);
+  let ready = false;
+  const server = new MetricsServer(
+    {
+      metrics: async () => {
+        const [fromRedis, own] = await Promise.all([gauges.read(REDIS_WAIT_MS), jobs.snapshot()]);
+        return renderFamilies(mergeFamilies([fromRedis, own]));
+      },
+      healthy: ping,
+      ready: () => ready,
+    },
+    { port: options.metricsPort, host: options.metricsHost, logger },
+  );
+  if ((await server.start()) === undefined) {
+    jobs.stop();
+    return undefined;
+  }
+  return {
+    setReady(value) {
+      ready = value;
+    },
+    async stop() {
+      ready = false;
+      jobs.stop();
+      await server.stop();
+    },
+  };
+}
+
+/**
+ * True when Redis answers PING within PING_MS. While Redis is down commands wait for the reconnect, so
+ * one PING in flight is shared by every probe rather than queueing one per probe.
+ */
+function pinger(redis: TsqRedis): () => Promise<boolean> {
+  let inflight: Promise<boolean> | undefined;
+  return async () => {
+    inflight ??= redis
+      .ping()
+      .then((reply) => reply === "PONG")
+      .catch(() => false)
+      .finally(() => (inflight = undefined));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), PING_MS)));
+    try {
+      return await Promise.race([inflight, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

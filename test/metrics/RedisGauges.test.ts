@@ -1,0 +1,60 @@
+/** RedisGauges: queue sizes and latencies and set sizes, read in two pipelined round trips. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { useRedis } from "../helpers/redis.js";
+import { RedisGauges } from "../../src/metrics/RedisGauges.js";
+import { renderFamilies } from "../../src/metrics/exposition.js";
+import { connect } from "../../src/redis/connection.js";
+import { parseExposition, total } from "./promText.js";
+
+const handle = useRedis();
+
+test("sizes and latencies match Redis; the oldest job's enqueued_at counts, in seconds or milliseconds", async () => {
+  const now = Date.now();
+  const r = handle.redis;
+  await r.sadd("queues", "seconds", "millis", "empty", "odd");
+  // LPUSH adds on the left, so the first pushed is the oldest (LINDEX -1).
+  await r.lpush("queue:seconds", JSON.stringify({ class: "A", args: [], jid: "1", enqueued_at: now / 1000 - 30.5 }));
+  await r.lpush("queue:seconds", JSON.stringify({ class: "A", args: [], jid: "2", enqueued_at: now / 1000 - 1.5 }));
+  await r.lpush("queue:millis", JSON.stringify({ class: "A", args: [], jid: "3", enqueued_at: now - 12_000 }));
+  await r.lpush("queue:odd", "not json");
+  await r.zadd("schedule", 1, "a", 2, "b");
+  await r.zadd("retry", 1, "c");
+  await r.zadd("dead", 1, "d", 2, "e", 3, "f");
+  await r.sadd("processes", "host:1:abc", "host:2:def");
+
+  const families = parseExposition(renderFamilies(await new RedisGauges(r).read(1000)));
+  assert.equal(total(families, "tsq_queue_size", { queue: "seconds" }), 2);
+  assert.equal(total(families, "tsq_queue_size", { queue: "millis" }), 1);
+  assert.equal(total(families, "tsq_queue_size", { queue: "empty" }), 0);
+  const latency = (queue: string) => total(families, "tsq_queue_latency_seconds", { queue });
+  assert.ok(latency("seconds") >= 30.5 && latency("seconds") < 35, `seconds: ${latency("seconds")}`);
+  assert.ok(latency("millis") >= 12 && latency("millis") < 16, `millis: ${latency("millis")}`);
+  assert.equal(latency("empty"), 0);
+  assert.equal(latency("odd"), 0, "a job that is not JSON says nothing about waiting");
+  assert.equal(total(families, "tsq_scheduled_size"), 2);
+  assert.equal(total(families, "tsq_retry_size"), 1);
+  assert.equal(total(families, "tsq_dead_size"), 3);
+  assert.equal(total(families, "tsq_processes"), 2);
+});
+
+test("Redis unreachable: no gauges, within the timeout, and one read in flight however many scrapes", async () => {
+  const redis = connect("redis://127.0.0.1:1/0", { name: "tsq-test-down" });
+  try {
+    let pipelines = 0;
+    const pipeline = redis.pipeline.bind(redis);
+    redis.pipeline = ((...args: Parameters<typeof pipeline>) => {
+      pipelines++;
+      return pipeline(...args);
+    }) as typeof redis.pipeline;
+    const gauges = new RedisGauges(redis);
+    const started = performance.now();
+    const results = await Promise.all([gauges.read(300), gauges.read(300), gauges.read(300)]);
+    const ms = performance.now() - started;
+    assert.deepEqual(results, [[], [], []]);
+    assert.ok(ms < 1000, `took ${ms.toFixed(0)} ms`);
+    assert.equal(pipelines, 1, "one pipeline waits for Redis, not one per scrape");
+  } finally {
+    redis.disconnect();
+  }
+});
