@@ -1,0 +1,82 @@
+/**
+ * Cron expressions, read by `cron-parser` (5-field crontab or 6 fields with seconds first, `@daily`
+ * and friends, IANA time zones with DST handled by Luxon). Ticks are whole epoch seconds.
+ *
+ * `H` (a per-schedule random value, as in Jenkins) is seeded with the schedule's name, so every
+ * process of the cluster computes the same ticks.
+ */
+import { CronExpressionParser, type CronExpression } from "cron-parser";
+
+/** What the tick arithmetic needs from a schedule. */
+export interface CronTimes {
+  name: string;
+  cron: string;
+  tz?: string;
+}
+
+/** The zone an expression without `tz` is read in: the process's (Sidekiq Enterprise: the process TZ). */
+export function localTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+/** Why `tz` is not a usable IANA time zone, or undefined when it is. */
+export function timeZoneProblem(tz: string): string | undefined {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return undefined;
+  } catch {
+    return `unknown time zone "${tz}"; use an IANA name such as "Europe/Paris" or "UTC"`;
+  }
+}
+
+/** Why `expression` (in `tz`) cannot be used, or undefined when it can. */
+export function cronProblem(expression: string, tz: string | undefined): string | undefined {
+  const zone = tz === undefined ? undefined : timeZoneProblem(tz);
+  if (zone !== undefined) return zone;
+  const fields = expression.trim().split(/\s+/);
+  // cron-parser pads short expressions (`1 2 3` is accepted), so the field count is checked here.
+  if (!expression.trim().startsWith("@") && fields.length !== 5 && fields.length !== 6) {
+    return `"${expression}" has ${fields.length} fields; expected 5 (min hour day month weekday) or 6 (seconds first)`;
+  }
+  try {
+    const parsed = CronExpressionParser.parse(expression, { tz, hashSeed: "check" });
+    if (!parsed.hasNext()) return `"${expression}" never fires`;
+  } catch (error) {
+    return `"${expression}" is not a valid cron expression (${error instanceof Error ? error.message : String(error)})`;
+  }
+  return undefined;
+}
+
+function parse(times: CronTimes, fromSeconds: number): CronExpression {
+  return CronExpressionParser.parse(times.cron, {
+    currentDate: new Date(fromSeconds * 1000),
+    tz: times.tz ?? localTimeZone(),
+    hashSeed: times.name,
+  });
+}
+
+/** Ticks T with `after` < T <= `until` (epoch seconds), oldest first, at most `limit` of them. */
+export function ticksBetween(times: CronTimes, after: number, until: number, limit: number): number[] {
+  const ticks: number[] = [];
+  if (until <= after) return ticks;
+  const expression = parse(times, after);
+  while (ticks.length < limit && expression.hasNext()) {
+    const tick = Math.round(expression.next().getTime() / 1000);
+    if (tick > until) break;
+    ticks.push(tick);
+  }
+  return ticks;
+}
+
+/** The first tick strictly after `after` (epoch seconds), or undefined if there is none. */
+export function nextTick(times: CronTimes, after: number): number | undefined {
+  const expression = parse(times, after);
+  return expression.hasNext() ? Math.round(expression.next().getTime() / 1000) : undefined;
+}
+
+/** The latest tick at or before `at` (epoch seconds), or undefined if there is none. */
+export function lastTickAtOrBefore(times: CronTimes, at: number): number | undefined {
+  // prev() is strict, so start just past `at`: ticks are whole seconds.
+  const expression = parse(times, at + 0.001);
+  return expression.hasPrev() ? Math.round(expression.prev().getTime() / 1000) : undefined;
+}

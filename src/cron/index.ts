@@ -1,0 +1,60 @@
+/**
+ * Periodic (cron) jobs: leader election on `dear-leader` plus the leader's scheduler. The Launcher
+ * starts it after the poller and stops it on quiet (the leader steps down at once):
+ *
+ *   this.cron = startCron(this.ctx);   // start()
+ *   await this.cron?.stop();           // quiet()
+ */
+import type { ServerContext } from "../server/context.js";
+import { CronScheduler } from "./CronScheduler.js";
+import { Leader } from "./Leader.js";
+import { validateCron } from "./schedules.js";
+
+export type { CronEntry, CronDeclaration, CronClassEntry } from "./entry.js";
+export { validateCron, classSchedules } from "./schedules.js";
+export { CronStore, type StoredSchedule } from "./CronStore.js";
+export { cronProblem } from "./expression.js";
+export { Leader } from "./Leader.js";
+export { CronScheduler } from "./CronScheduler.js";
+
+export interface CronHandle {
+  /** True while this process is the elected leader. */
+  isLeader(): boolean;
+  /** Idempotent: stops scheduling, then steps down (deletes `dear-leader` if it is ours). */
+  stop(): Promise<void>;
+}
+
+/** Extra seconds a tick's claim key outlives the grace period and a leader change. */
+const CLAIM_MARGIN = 60;
+
+/**
+ * Validates the schedules (config `cron:` plus classes' `static cron`; throws a ConfigError naming a
+ * bad one), then starts electing and, while leader, enqueueing. A process that declares no schedule
+ * stays out of the election: `dear-leader` is also Sidekiq Enterprise's, and a tsq process holding it
+ * for nothing would stop a Ruby fleet's periodic jobs.
+ */
+export function startCron(ctx: ServerContext): CronHandle | undefined {
+  const { options } = ctx;
+  const schedules = validateCron(options.cron, ctx.registry);
+  if (schedules.length === 0) return undefined;
+  const leader = new Leader(ctx, {
+    ttl: options.leaderTtl,
+    renewInterval: options.leaderRenewInterval,
+    checkInterval: options.leaderCheckInterval,
+  });
+  const scheduler = new CronScheduler(ctx, schedules, leader, {
+    grace: options.cronGracePeriod,
+    claimTtl: Math.ceil(options.cronGracePeriod + options.leaderTtl + CLAIM_MARGIN),
+  });
+  leader.start();
+  scheduler.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    isLeader: () => leader.isLeader(),
+    stop: () => {
+      // The scheduler stops first, so nothing is enqueued after the record is deleted.
+      stopping ??= scheduler.stop().then(() => leader.stop());
+      return stopping;
+    },
+  };
+}
