@@ -1,6 +1,7 @@
 /**
  * Recovery for reliable fetch: puts a dead process's in-progress jobs back at the front of their queues
- * (recover-2.lua, atomic per list), and sets poison pills aside in the dead set.
+ * (recover-3.lua, atomic per list; a job orphaned again waits a few random seconds in `schedule`), and
+ * sets poison pills aside in the dead set.
  *
  * Who recovers:
  * - the tsq-cluster supervisor, the moment a child exits or is killed (`recoverIdentity`);
@@ -8,8 +9,10 @@
  *   `super_processes` whose heartbeat hash has expired, under a per-identity lock;
  * - a process stopping gracefully requeues its own jobs through the fetcher, like BasicFetch.
  */
+import { randomInt } from "node:crypto";
 import {
   RECOVERY_COUNTER_PREFIX,
+  SCHEDULE,
   SUPER_PROCESSES,
   processKey,
   privateQueuePattern,
@@ -20,7 +23,7 @@ import {
 import type { Logger } from "../logger.js";
 import { dumpPayload, parsePayload } from "../payload.js";
 import type { TsqRedis } from "../redis/connection.js";
-import { nowSeconds } from "../timestamps.js";
+import { formatSeconds, nowSeconds } from "../timestamps.js";
 import { addToMorgue, type MorgueLimits } from "./morgue.js";
 
 export interface RecoveryLimits extends MorgueLimits {
@@ -32,6 +35,9 @@ export interface Recovered {
   requeued: number;
   poisoned: string[];
 }
+
+/** Seconds over which jobs recovered a second time or more are scattered in `schedule`. */
+const SUSPECT_SPREAD = 10;
 
 /** Seconds a recovery lock is held; far longer than a recovery takes. */
 const LOCK_TTL = 60;
@@ -67,7 +73,17 @@ export async function recoverIdentity(redis: TsqRedis, identity: string, limits:
   const result: Recovered = { requeued: 0, poisoned: [] };
   for (const key of await privateLists(redis, identity)) {
     const queue = queueOfPrivateKey(identity, key);
-    const [moved, ...poison] = await redis.recover(key, queueKey(queue), RECOVERY_COUNTER_PREFIX, limits.poisonPillWindow, limits.poisonPillRecoveries);
+    const [moved, ...poison] = await redis.recover(
+      key,
+      queueKey(queue),
+      SCHEDULE,
+      RECOVERY_COUNTER_PREFIX,
+      limits.poisonPillWindow,
+      limits.poisonPillRecoveries,
+      formatSeconds(nowSeconds()),
+      SUSPECT_SPREAD,
+      randomInt(2 ** 31),
+    );
     result.requeued += moved;
     for (const raw of poison) {
       const multi = addToMorgue(redis.multi().lrem(key, 1, raw), poisonPill(raw, limits), limits);

@@ -74,7 +74,7 @@ test("recoverIdentity returns a dead process's jobs to the front of their queues
   assert.deepEqual(taken.map((u) => JSON.parse(u!.job).jid), jids.slice(0, 3));
 });
 
-test("a job recovered 3 times goes to dead as PoisonPillError on the 4th, with its text otherwise intact", async () => {
+test("a job recovered 3 times (front, then scattered in schedule) goes to dead as PoisonPillError on the 4th", async () => {
   const [jid] = await push("default", 1);
   for (let death = 1; death <= 4; death++) {
     const fetch = fetcher([{ name: "default", weight: 0 }]);
@@ -84,6 +84,14 @@ test("a job recovered 3 times goes to dead as PoisonPillError on the 4th, with i
     const { requeued, poisoned } = await recoverIdentity(handle.redis, ID, DEFAULTS, silent);
     assert.equal(requeued, death <= 3 ? 1 : 0, `death ${death}`);
     assert.equal(poisoned.length, death <= 3 ? 0 : 1);
+    // First recovery: straight back to the front; later ones wait 0-10 s in schedule (the poller's job).
+    assert.equal(await handle.redis.llen("queue:default"), death === 1 ? 1 : 0);
+    const suspect = await handle.redis.zpopmin("schedule");
+    assert.equal(suspect.length, death === 2 || death === 3 ? 2 : 0, `death ${death}: scheduled as a suspect`);
+    if (suspect.length > 0) {
+      assert.ok(Number(suspect[1]) > Date.now() / 1000 - 1 && Number(suspect[1]) < Date.now() / 1000 + 11);
+      await handle.redis.rpush("queue:default", suspect[0]!);
+    }
   }
   assert.equal(await handle.redis.llen("queue:default"), 0);
   assert.equal(await handle.redis.exists(`queue:sq|${ID}|default`), 0);
