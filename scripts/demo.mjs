@@ -59,7 +59,8 @@ async function main() {
   writeFileSync(config, "heartbeat_interval: 2\npoll_interval_average: 1\n");
   cleanups.push(() => rmSync(configDir, { recursive: true, force: true }));
 
-  const args = ["-r", join(root, "dist/examples/demoJobs.js"), "--processes", "2", "-q", "critical,3", "-q", "default,2", "-q", "low,1", "-c", "10", "-t", "5", "-C", config, "-g", "demo"];
+  const metricsPort = await freePort();
+  const args = ["-r", join(root, "dist/examples/demoJobs.js"), "--processes", "2", "--metrics-port", String(metricsPort), "-q", "critical,3", "-q", "default,2", "-q", "low,1", "-c", "10", "-t", "5", "-C", config, "-g", "demo"];
   say(`starting: tsq-cluster ${args.join(" ").replace(root + "/", "")}`);
   const cluster = spawn(process.execPath, [join(root, "bin/tsq-cluster.js"), ...args], {
     env: { ...process.env, REDIS_URL: url },
@@ -80,6 +81,7 @@ async function main() {
     }
   });
 
+  say(`metrics for the whole cluster: curl http://127.0.0.1:${metricsPort}/metrics  (also /healthz, /readyz)`);
   await jobs.ReminderJob.performIn(5, "scheduled 5 s earlier");
   say(`feeding jobs; a summary every 2 s; ${seconds > 0 ? `stopping after ${seconds} s or on Ctrl-C` : "Ctrl-C to stop"}`);
   const started = Date.now();

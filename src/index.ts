@@ -20,3 +20,4 @@ export { logger, type Logger } from "./logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";
 export type { ServerMiddlewareArgs, DeathHandler } from "./server/context.js";
 export { VERSION } from "./version.js";
+export type { CronDeclaration } from "./cron/index.js";

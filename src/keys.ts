@@ -10,6 +10,10 @@
  *   <identity>:work           HASH   running jobs (Sidekiq >= 6.4.2); `:workers` in 6.4.1
  *   <identity>-signals        LIST   remote control (TSTP, TERM, TTIN)
  *   stat:processed[:date]     STRING counters; daily keys use the UTC date
+ *   dear-leader               STRING the leader's identity, SET NX EX (Sidekiq Enterprise)
+ *   tsq:cron                  SET    names of the periodic (cron) schedules
+ *   tsq:cron:<name>           HASH   one schedule: definition, enabled, cursor, last/next run
+ *   tsq:cron-tick:<name>:<t>  STRING claim of the tick at epoch second <t>, SET NX EX
  */
 
 export const QUEUES = "queues";
@@ -84,4 +88,19 @@ export const RECOVERY_COUNTER_PREFIX = "tsq:recovered:";
 /** Lock so that only one process recovers a given dead identity (`SET NX EX`). */
 export function recoveryLockKey(identity: string): string {
   return `tsq:recovering:${identity}`;
+}
+
+/**
+ * Periodic jobs (tsq's own layout, prefixed: sidekiq-cron's `cron_job:*` keys are read by its own
+ * poller, which would enqueue our schedules a second time in a mixed fleet).
+ */
+export const CRON_SCHEDULES = "tsq:cron";
+
+export function cronScheduleKey(name: string): string {
+  return `tsq:cron:${name}`;
+}
+
+/** Claim of one tick (epoch seconds): the process that sets it first enqueues the job. */
+export function cronTickKey(name: string, tick: number): string {
+  return `tsq:cron-tick:${name}:${tick}`;
 }

@@ -13,8 +13,10 @@ import { configureLogger, type Logger } from "../logger.js";
 import { redactUrl } from "../redis/connection.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
+import { validateCron } from "../cron/index.js";
 import type { WorkerOptions } from "../config/options.js";
 import { exitOnOptionError, resolveWorkerOptions } from "./workerOptions.js";
+import { startWorkerMetrics } from "../metrics/serve.js";
 
 export type LifecycleSignal = "TERM" | "INT" | "TSTP" | "TTIN";
 
@@ -28,6 +30,8 @@ export async function loadRegistry(options: WorkerOptions, log: Logger): Promise
   if (names.length === 0) {
     log.warn({ module: options.require }, "the job module exports no class with a perform() method; no job can run");
   }
+  // A schedule naming a class this module does not export is a startup error, not a silent no-op.
+  validateCron(options.cron, registry);
   return registry;
 }
 
@@ -87,7 +91,12 @@ export async function main(argv: string[]): Promise<void> {
   const exit = (code: number) => process.exit(code);
   let handle: (signal: LifecycleSignal) => void = () => {};
   const launcher = new Launcher(options, registry, { onRemoteSignal: (signal) => handle(signal), logger: log });
-  handle = lifecycleHandler(launcher, log, exit);
+  const metrics = await startWorkerMetrics(launcher, log); // undefined without --metrics-port
+  const lifecycle = lifecycleHandler(launcher, log, exit);
+  handle = (signal) => {
+    if (signal === "TERM" || signal === "INT") metrics?.setReady(false);
+    lifecycle(signal);
+  };
   for (const signal of ["TERM", "INT", "TSTP", "TTIN"] as const) process.on(`SIG${signal}`, () => handle(signal));
   log.info(
     { redis: redactUrl(options.redisUrl), config: options.configFile, environment: options.environment },
@@ -95,6 +104,7 @@ export async function main(argv: string[]): Promise<void> {
   );
   try {
     await launcher.start();
+    metrics?.setReady(true);
   } catch (error) {
     log.fatal({ err: error }, "startup failed");
     await launcher.stop().catch(() => {});

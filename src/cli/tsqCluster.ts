@@ -15,6 +15,7 @@ import { formatPlan, formatQueueList, planChildren, resolveGroups, type ChildPla
 import type { QueueSpec } from "../config/options.js";
 import { exitOnOptionError } from "./workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "./clusterOptions.js";
+import { startClusterMetrics } from "../metrics/serve.js";
 
 /** How long --dryrun / --list-queues wait for Redis's `queues` set before planning without it (ms). */
 const PLAN_REDIS_TIMEOUT = 3000;
@@ -101,7 +102,17 @@ export async function main(argv: string[]): Promise<void> {
     "starting tsq-cluster",
   );
   supervisor.start();
+  // Subscribes before any child can report (children take a while to boot), then listens.
+  const metrics = await startClusterMetrics(supervisor, {
+    plan: children,
+    worker: options.worker,
+    redis,
+    port: options.metricsPort,
+    host: options.metricsHost,
+    logger: log,
+  });
   const code = await supervisor.finished;
+  await metrics?.stop();
   log.info({ code }, "tsq-cluster stopped");
   redis.disconnect();
   process.exit(code);

@@ -2,14 +2,21 @@
  * `tsqctl`, the admin command (like `Sidekiq::API` from a console). Each command group lives in
  * `tsqctl/<group>.ts` and registers itself on the program here.
  *
- * Exit codes: 0 done, 1 failed (e.g. Redis unreachable), 2 bad usage (unknown flag, bad arguments,
- * a job the client refuses).
+ * Exit codes: 0 done, 1 failed (Redis unreachable, no such job or process, a "no" to a confirmation),
+ * 2 bad usage (unknown flag, bad arguments, a job the client refuses, a destructive command without
+ * --yes when there is no terminal to ask on).
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { TsqError } from "../errors.js";
 import { processIO, UsageError, type CliIO } from "./tsqctl/common.js";
+import { registerActions } from "./tsqctl/actions.js";
+import { registerCron } from "./tsqctl/cron.js";
+import { registerProcesses } from "./tsqctl/processes.js";
 import { registerPush } from "./tsqctl/push.js";
+import { registerSets } from "./tsqctl/sets.js";
+import { registerStats } from "./tsqctl/stats.js";
+import { registerTop } from "./tsqctl/top.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -29,7 +36,14 @@ export function buildProgram(io: CliIO = processIO): Command {
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError()
     .allowExcessArguments(false);
+  // One line per command group (src/cli/tsqctl/<group>.ts), in the order --help lists them.
   registerPush(program, io);
+  registerStats(program, io);
+  registerSets(program, io);
+  registerActions(program, io);
+  registerProcesses(program, io);
+  registerTop(program, io);
+  registerCron(program, io);
   return program;
 }
 

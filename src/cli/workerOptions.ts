@@ -282,6 +282,8 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
     deadTimeoutInSeconds: file.deadTimeoutInSeconds ?? defaults.deadTimeoutInSeconds,
     maxPayloadBytes: file.maxPayloadBytes ?? defaults.maxPayloadBytes,
     sidekiqVersion: file.sidekiqVersion ?? defaults.sidekiqVersion,
+    ...leaderTiming(file, context.configFile),
+    cron: file.cron ?? defaults.cron,
     // Relative to the working directory whether given as a flag or in the file, as Sidekiq's `-r`.
     require: requirePath === undefined ? undefined : resolve(context.cwd, requirePath),
     capsules: capsulesOf(flags, file, concurrency),
@@ -293,6 +295,27 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
     metricsPort: flags.metricsPort ?? file.metrics?.port,
     metricsHost: flags.metricsHost ?? file.metrics?.host ?? DEFAULT_METRICS_HOST,
     configFile: context.configFile,
+  };
+}
+
+/** Leader election and periodic job timings; a renewal interval not below the TTL would let leadership lapse. */
+function leaderTiming(
+  file: FileSettings,
+  configFile: string | undefined,
+): Pick<WorkerOptions, "leaderTtl" | "leaderRenewInterval" | "leaderCheckInterval" | "cronGracePeriod"> {
+  const leaderTtl = file.leaderTtl ?? DEFAULTS.leaderTtl;
+  const leaderRenewInterval = file.leaderRenewInterval ?? Math.min(DEFAULTS.leaderRenewInterval, leaderTtl / 4);
+  if (leaderRenewInterval >= leaderTtl) {
+    throw new ConfigError(
+      `${configFile ?? "config"}: leader_renew_interval (${leaderRenewInterval} s) must be below leader_ttl (${leaderTtl} s), ` +
+        "or the leader's record expires between renewals",
+    );
+  }
+  return {
+    leaderTtl,
+    leaderRenewInterval,
+    leaderCheckInterval: file.leaderCheckInterval ?? DEFAULTS.leaderCheckInterval,
+    cronGracePeriod: file.cronGracePeriod ?? DEFAULTS.cronGracePeriod,
   };
 }
 

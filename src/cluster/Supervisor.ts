@@ -233,7 +233,9 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     const uptime = performance.now() - child.forkedAt;
     log.error({ child: slot.plan.index, group: slot.plan.groupLabel, code, signal, uptime_s: Math.round(uptime / 1000), error: child.fatal }, "child exited unexpectedly");
     this.emit("restart", slot.plan.groupLabel, "crash");
-    if (child.readyAt === undefined) slot.bootFailures++;
+    // A boot failure is a child that ended by itself before its first heartbeat (a broken module, a
+    // failing startup hook). One killed by a signal while booting says nothing about the deploy.
+    if (child.readyAt === undefined && signal === null) slot.bootFailures++;
     if (this.slots.every((s) => s.bootFailures > 0 && s.current?.readyAt === undefined)) {
       log.fatal({ error: child.fatal }, `every child failed to boot; stopping instead of forking forever. Last error: ${child.fatal ?? `exit ${code ?? signal}`}`);
       this.gaveUp = true;

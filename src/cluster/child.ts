@@ -13,6 +13,8 @@ import { configureLogger, type Logger } from "../logger.js";
 import { Launcher } from "../server/Launcher.js";
 import { loadRegistry } from "../cli/tsq.js";
 import { CHILD_ENV, isToChild, type ChildSpec, type FromChild } from "./ipc.js";
+import { ChildReporter } from "../metrics/ChildReporter.js";
+import { JobMetrics } from "../metrics/JobMetrics.js";
 
 /** Seconds past the timeout after which an orphaned child exits whatever it is doing. */
 const ORPHAN_GRACE = 5;
@@ -37,6 +39,14 @@ export async function runChild(): Promise<void> {
   guard(log);
   const workerOptions = { ...options, capsules: [{ name: "default", concurrency: plan.concurrency, queues: plan.queues }, ...options.capsules.slice(1)] };
 
+  // A stop that arrives while the job module is still loading: nothing has been fetched, so leave now
+  // (otherwise the message would be lost and the supervisor would have to SIGKILL this child).
+  const stopWhileBooting = (message: unknown) => {
+    if (isToChild(message) && (message.type === "stopNow" || (message.type === "signal" && message.signal === "TERM"))) process.exit(0);
+  };
+  process.on("message", stopWhileBooting);
+  process.once("SIGTERM", () => process.exit(0));
+
   let launcher: Launcher;
   try {
     const registry = await loadRegistry(workerOptions, log);
@@ -51,13 +61,16 @@ export async function runChild(): Promise<void> {
 
   launcher.ctx.state.onWork = (tid, entry) =>
     send(entry ? { type: "work", tid, jid: entry.jid, class: entry.className, queue: entry.queue } : { type: "work", tid });
+  // Job metrics go to the supervisor, which serves /metrics for the whole cluster.
+  const metrics = new ChildReporter(new JobMetrics(launcher.ctx, { processLabels: { child: String(plan.index) } }));
+  metrics.start();
 
   let stopping = false;
   const stop = (now: boolean) => {
     if (now) void launcher.stopNow();
     if (stopping) return;
     stopping = true;
-    launcher.stop().then(
+    launcher.stop().then(() => metrics.stop()).then(
       () => process.exit(0),
       (error: unknown) => {
         log.error({ err: error }, "shutdown failed");
@@ -71,6 +84,8 @@ export async function runChild(): Promise<void> {
     else launcher.dumpBusy();
   }
 
+  process.off("message", stopWhileBooting);
+  process.removeAllListeners("SIGTERM");
   process.on("message", (message) => {
     if (!isToChild(message)) return;
     if (message.type === "signal") handle(message.signal);

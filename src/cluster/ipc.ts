@@ -4,11 +4,16 @@
  */
 import type { ChildPlan } from "./groups.js";
 import type { WorkerOptions } from "../config/options.js";
+import type { MetricFamily } from "../metrics/exposition.js";
 
-/** Supervisor → child. `stopNow` is the second INT: requeue running jobs at once. */
+/**
+ * Supervisor → child. `stopNow` is the second INT: requeue running jobs at once. `metrics`: a /metrics
+ * scrape asks for a fresh snapshot, answered with the same `id` (see src/metrics/ChildReporter.ts).
+ */
 export type ToChild =
   | { type: "signal"; signal: "TERM" | "TSTP" | "TTIN" }
-  | { type: "stopNow" };
+  | { type: "stopNow" }
+  | { type: "metrics"; id: number };
 
 /** Child → supervisor. */
 export type FromChild =
@@ -17,7 +22,9 @@ export type FromChild =
   | { type: "ready"; identity: string }
   | { type: "fatal"; message: string }
   /** A job started (jid, class, queue given) or ended in slot `tid`; sent at once, so a child that then blocks its event loop has already told. */
-  | { type: "work"; tid: string; jid?: string | undefined; class?: string | undefined; queue?: string };
+  | { type: "work"; tid: string; jid?: string | undefined; class?: string | undefined; queue?: string }
+  /** The child's job and process metrics: every second, on stop, and in answer to a request (`id`). `seq` grows by 1 per snapshot. */
+  | { type: "metrics"; seq: number; id?: number | undefined; families: MetricFamily[] };
 
 /** What a child is told at fork, through its environment (TSQ_CHILD). */
 export interface ChildSpec {

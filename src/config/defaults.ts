@@ -2,6 +2,7 @@
  * The one table of defaults. Every tunable has its unit and the Sidekiq behaviour it mirrors.
  * Precedence when resolving options: CLI flag > config file > environment > these defaults.
  */
+import type { CronEntry } from "../cron/entry.js";
 
 export interface Defaults {
   /** Redis URL; `rediss://` for TLS. Overridden by REDIS_URL, then the config file, then --redis-url. */
@@ -42,6 +43,29 @@ export interface Defaults {
   readonly poisonPillRecoveries: number;
   /** Seconds over which recoveries of one job are counted (72 hours). */
   readonly poisonPillWindow: number;
+  /**
+   * Periodic job schedules from the config file's `cron:` section (job classes may add their own with
+   * a `static cron`). Only the elected leader enqueues them. Default: none.
+   */
+  readonly cron: readonly CronEntry[];
+  /**
+   * Seconds the leader record (`dear-leader`) lives without renewal: how long a killed leader blocks a
+   * successor. Integer (SET ... EX). Longer rides out Redis hiccups; shorter fails over faster.
+   */
+  readonly leaderTtl: number;
+  /** Seconds between the leader's renewals (Sidekiq Enterprise: 15). Must be below `leaderTtl`. */
+  readonly leaderRenewInterval: number;
+  /**
+   * Most seconds between a follower's election attempts (Sidekiq Enterprise: 60). A follower also wakes
+   * when the current record is due to expire, so failover takes about `leaderTtl`, not TTL + this.
+   */
+  readonly leaderCheckInterval: number;
+  /**
+   * Seconds after its time during which a periodic tick is still enqueued (late, e.g. across a leader
+   * change); an older tick counts as missed and is dropped unless the schedule has `catch_up`.
+   * sidekiq-cron's `reschedule_grace_period` is also 60.
+   */
+  readonly cronGracePeriod: number;
 }
 
 export const DEFAULTS = Object.freeze({
@@ -61,4 +85,9 @@ export const DEFAULTS = Object.freeze({
   maxErrorMessageLength: 10_000,
   poisonPillRecoveries: 3,
   poisonPillWindow: 72 * 60 * 60,
+  cron: Object.freeze([]),
+  leaderTtl: 60,
+  leaderRenewInterval: 15,
+  leaderCheckInterval: 60,
+  cronGracePeriod: 60,
 } satisfies Defaults) as Defaults;

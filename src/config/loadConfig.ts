@@ -10,6 +10,9 @@ import { parseDocument } from "yaml";
 import { ConfigError } from "../errors.js";
 import { redactUrl } from "../redis/connection.js";
 import type { FetchMode, QueueSpec } from "./options.js";
+import type { CronEntry } from "../cron/entry.js";
+import { CRON_NAME_FORMAT, isCronName } from "../cron/entry.js";
+import { cronProblem, timeZoneProblem } from "../cron/expression.js";
 
 export interface MetricsFileConfig {
   /** TCP port for GET /metrics; 0 = off. */
@@ -65,6 +68,16 @@ export interface FileSettings {
   maxPayloadBytes?: number;
   metrics?: MetricsFileConfig;
   cluster?: ClusterFileConfig;
+  /** Periodic job schedules, in file order; expressions and time zones already checked. */
+  cron?: CronEntry[];
+  /** Seconds, integer. */
+  leaderTtl?: number;
+  /** Seconds. */
+  leaderRenewInterval?: number;
+  /** Seconds. */
+  leaderCheckInterval?: number;
+  /** Seconds. */
+  cronGracePeriod?: number;
 }
 
 /** Where a value sits: the file as the user named it, and the dotted key path inside it. */
@@ -299,6 +312,64 @@ function nested<T>(schema: Schema<T>): Check<Partial<T>> {
   return (value, at) => applySchema(entriesOf(value, at), schema, at.file);
 }
 
+function boolean(value: unknown, at: Where): boolean {
+  return typeof value === "boolean" ? value : fail(at, "true or false", value);
+}
+
+function jobArgs(value: unknown, at: Where): unknown[] {
+  return Array.isArray(value) ? value : fail(at, "a list of job arguments, e.g. [1, \"daily\"]", value);
+}
+
+/** One `cron:` entry as written; `cron` and `class` are required, checked by `cronSection`. */
+interface CronFileEntry {
+  cron?: string;
+  class?: string;
+  queue?: string;
+  args?: unknown[];
+  tz?: string;
+  description?: string;
+  enabled?: boolean;
+  catchUp?: boolean;
+}
+
+const CRON_ENTRY: Schema<CronFileEntry> = {
+  cron: nonEmptyString,
+  class: nonEmptyString,
+  queue: (value, at) => (typeof value === "string" && /^[^\s,]+$/.test(value) ? value : fail(at, "a queue name", value)),
+  args: jobArgs,
+  tz: nonEmptyString,
+  description: nonEmptyString,
+  enabled: boolean,
+  catchUp: boolean,
+};
+
+/** `cron:` maps a schedule name to { cron, class, queue?, args?, tz?, description?, enabled?, catch_up? }. */
+function cronSection(value: unknown, at: Where): CronEntry[] {
+  if (value === null) return []; // `cron:` with nothing under it
+  return entriesOf(value, at).map(({ key: name, value: body, path }) => {
+    if (!isCronName(name)) throw new ConfigError(`${at.file}: ${path}: a schedule name must use ${CRON_NAME_FORMAT}`);
+    const entry = applySchema(entriesOf(body, { file: at.file, path }), CRON_ENTRY, at.file);
+    if (entry.cron === undefined) throw new ConfigError(`${at.file}: ${path}.cron is missing; give an expression such as "0 3 * * *"`);
+    if (entry.class === undefined) throw new ConfigError(`${at.file}: ${path}.class is missing; name the job class to enqueue`);
+    const zone = entry.tz === undefined ? undefined : timeZoneProblem(entry.tz);
+    if (zone !== undefined) throw new ConfigError(`${at.file}: ${path}.tz: ${zone}`);
+    const problem = cronProblem(entry.cron, entry.tz);
+    if (problem !== undefined) throw new ConfigError(`${at.file}: ${path}.cron: ${problem}`);
+    return {
+      name,
+      cron: entry.cron,
+      class: entry.class,
+      args: entry.args ?? [],
+      enabled: entry.enabled ?? true,
+      catchUp: entry.catchUp ?? false,
+      source: at.file,
+      ...(entry.queue === undefined ? {} : { queue: entry.queue }),
+      ...(entry.tz === undefined ? {} : { tz: entry.tz }),
+      ...(entry.description === undefined ? {} : { description: entry.description }),
+    };
+  });
+}
+
 const CAPSULE: Schema<{ concurrency?: number; queues?: QueueSpec[] }> = { concurrency: positiveInteger, queues: queueList };
 
 const METRICS: Schema<MetricsFileConfig> = { port, host: nonEmptyString };
@@ -334,4 +405,9 @@ const TOP_LEVEL: Schema<FileSettings> = {
   maxPayloadBytes: positiveInteger,
   metrics: nested(METRICS),
   cluster: nested(CLUSTER),
+  cron: cronSection,
+  leaderTtl: positiveInteger,
+  leaderRenewInterval: positiveNumber,
+  leaderCheckInterval: positiveNumber,
+  cronGracePeriod: positiveNumber,
 };

@@ -12,10 +12,26 @@ const LUA_DIR = new URL("../lua/", import.meta.url);
 export interface ScriptCommands {
   /** zpopbyscore-1.lua: pops one member of `set` scored <= `now`. */
   zpopbyscore(set: string, now: string): Promise<string | null>;
+  /** leader-renew-1.lua: extends `key` by `ttl` seconds if it still holds `identity`; 1 renewed, 0 not ours. */
+  leaderRenew(key: string, identity: string, ttl: number): Promise<number>;
+  /** leader-resign-1.lua: deletes `key` if it still holds `identity`; 1 deleted, 0 not ours. */
+  leaderResign(key: string, identity: string): Promise<number>;
+  /** cron-claim-2.lua: claims a periodic tick; 1 push, 0 taken, 2 disabled (skipped), -1 schedule gone. */
+  cronClaim(schedule: string, tickKey: string, tick: number, identity: string, ttl: number): Promise<number>;
   /** reliable-fetch.lua: `numKeys` then (queue, private list) pairs; [pair index, job] or null. */
   reliableFetch(numKeys: number, ...keys: string[]): Promise<[number, string] | null>;
-  /** recover-2.lua: [moved, ...poison pills]. */
-  recover(privateList: string, queue: string, counterPrefix: string, windowSeconds: number, maxRecoveries: number): Promise<[number, ...string[]]>;
+  /** recover-3.lua: [moved, ...poison pills]. */
+  recover(
+    privateList: string,
+    queue: string,
+    schedule: string,
+    counterPrefix: string,
+    windowSeconds: number,
+    maxRecoveries: number,
+    now: string,
+    spreadSeconds: number,
+    seed: number,
+  ): Promise<[number, ...string[]]>;
 }
 
 export type TsqRedis = Redis & ScriptCommands;

@@ -26,6 +26,7 @@ import { queueMode } from "./queueOrder.js";
 import type { Registry } from "./Registry.js";
 import { serverConfig, type LifecycleEvent } from "./serverConfig.js";
 import { recoverIdentity, sweepOrphans } from "./recovery.js";
+import { startCron, type CronHandle } from "../cron/index.js";
 import { SUPER_PROCESSES } from "../keys.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
@@ -42,6 +43,7 @@ export class Launcher {
   readonly managers: Manager[];
   private readonly heartbeat: Heartbeat;
   private readonly poller: Poller;
+  private cron: CronHandle | undefined;
   private readonly connections: TsqRedis[] = [];
   private readonly startedAt = nowSeconds();
   private quieted = false;
@@ -107,6 +109,7 @@ export class Launcher {
     if (this.ctx.options.fetch === "reliable") await this.startReliable();
     for (const manager of this.managers) manager.start();
     this.poller.start();
+    this.cron = startCron(this.ctx);
     const { options } = this.ctx;
     this.ctx.logger.info(
       {
@@ -127,6 +130,8 @@ export class Launcher {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const manager of this.managers) manager.quiet();
     await this.poller.stop();
+    // A quiet process steps down as cron leader so a working one takes over.
+    await this.cron?.stop();
     await this.fire("quiet");
     // Publish quiet="true" now rather than at the next beat.
     if (this.started) await this.heartbeat.beat();

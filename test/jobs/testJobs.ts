@@ -131,3 +131,36 @@ export class MemoryHogJob extends Job {
     void hog.length;
   }
 }
+
+/** Naps `ms`, then records its jid in the `done` list (chaos tests count these). */
+export class MarkJob extends Job {
+  async perform(ms: number): Promise<void> {
+    await new Promise((r) => setTimeout(r, ms));
+    await redis().rpush("done", this.jid);
+  }
+}
+
+/** Takes its whole process down, every time. */
+export class ExitJob extends Job {
+  perform(): void {
+    process.exit(1);
+  }
+}
+
+/** Always fails, and asks for its retry a day from now: it lands in the retry set and stays there (metrics tests). */
+export class FarRetryFailJob extends Job {
+  static retryIn(): number {
+    return 86_400;
+  }
+  perform(): void {
+    throw new Error("fails on purpose; retried in a day");
+  }
+}
+
+/** Periodic job for the cron tests: RPUSH cron-ran {jid, cron, cron_at, pid} (cron_at = the tick, epoch s). */
+export class CronTickJob extends Job {
+  async perform(): Promise<void> {
+    const entry = { jid: this.jid, cron: this.payload?.cron, cron_at: this.payload?.cron_at, pid: process.pid };
+    await redis().rpush("cron-ran", JSON.stringify(entry));
+  }
+}
