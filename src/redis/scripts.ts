@@ -18,8 +18,8 @@ export interface ScriptCommands {
   leaderResign(key: string, identity: string): Promise<number>;
   /** cron-claim-2.lua: claims a periodic tick; 1 push, 0 taken, 2 disabled (skipped), -1 schedule gone. */
   cronClaim(schedule: string, tickKey: string, tick: number, identity: string, ttl: number): Promise<number>;
-  /** reliable-fetch.lua: `numKeys` then (queue, private list) pairs; [pair index, job] or null. */
-  reliableFetch(numKeys: number, ...keys: string[]): Promise<[number, string] | null>;
+  /** reliable-fetch.lua: `numKeys`, the (queue, private list) pairs, then the most jobs to move; [pair index, ...jobs] or null. */
+  reliableFetch(numKeys: number, ...keysThenMax: (string | number)[]): Promise<[number, ...string[]] | null>;
   /** recover-3.lua: [moved, ...poison pills]. */
   recover(
     privateList: string,

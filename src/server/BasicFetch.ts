@@ -26,6 +26,7 @@ class BasicUnit implements UnitOfWork {
 
 export class BasicFetch implements Fetcher {
   private readonly order: QueueOrder;
+  private multiPop = true;
 
   /**
    * @param redis   shared connection, for requeues
@@ -41,11 +42,24 @@ export class BasicFetch implements Fetcher {
     this.order = new QueueOrder(queues);
   }
 
-  async retrieveWork(): Promise<UnitOfWork | null> {
+  async retrieveWork(max: number): Promise<UnitOfWork[]> {
     const keys = this.order.next().map(queueKey);
+    if (max > 1 && this.multiPop) {
+      try {
+        // BLMPOP (Redis >= 7): block like BRPOP, then take up to `max` jobs from the first non-empty
+        // queue in this fetch's order, oldest first. One round trip fills every free slot.
+        const reply = (await this.blocking.call("BLMPOP", this.timeout, keys.length, ...keys, "RIGHT", "COUNT", max)) as [string, string[]] | null;
+        if (!reply) return [];
+        const queue = queueNameFromKey(reply[0]);
+        return reply[1].map((job) => new BasicUnit(this.redis, queue, job));
+      } catch (error) {
+        if (!/unknown command/i.test(String(error))) throw error;
+        this.multiPop = false; // Redis < 7: one job per BRPOP, as Sidekiq does.
+      }
+    }
     const popped = await this.blocking.brpop(...keys, this.timeout);
-    if (!popped) return null;
-    return new BasicUnit(this.redis, queueNameFromKey(popped[0]), popped[1]);
+    if (!popped) return [];
+    return [new BasicUnit(this.redis, queueNameFromKey(popped[0]), popped[1])];
   }
 
   /** Pipelined RPUSH of every unfinished job to its own queue (Sidekiq's `bulk_requeue`). */

@@ -99,21 +99,21 @@ export class Manager {
         this.slotFreed = deferred();
         continue;
       }
-      let unit: UnitOfWork | null;
+      let units: UnitOfWork[];
       try {
-        unit = await this.fetcher.retrieveWork();
+        units = await this.fetcher.retrieveWork(this.free.length);
       } catch (error) {
         this.ctx.logger.error({ err: error, capsule: this.capsule.name }, "fetch failed; retrying in 1 s");
         await sleep(1000, this.quietController.signal);
         continue;
       }
-      if (!unit) continue;
       // Sidekiq requeues a job fetched after quiet rather than start it.
       if (this.quieted) {
-        await unit.requeue();
+        // Newest first, so the oldest ends up at the tail again and is popped first.
+        if (units.length > 0) await this.fetcher.bulkRequeue([...units].reverse());
         break;
       }
-      this.run(unit, this.free.pop()!);
+      for (const unit of units) this.run(unit, this.free.pop()!);
     }
   }
 

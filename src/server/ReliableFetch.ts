@@ -4,9 +4,10 @@
  * is acknowledged: done, retried or dead. If the process dies, the job is still in Redis and
  * `recovery.ts` puts it back. Queue order (strict / random / weighted) is BasicFetch's.
  *
- * Blocking: with one queue, BLMOVE waits for a job like BRPOP. With several, no Redis command moves
- * from the first non-empty of many lists, so reliable-fetch.lua tries them in order and an empty round
- * waits `IDLE_WAIT` ms before the next: at most that much latency when idle, a few cheap calls a second.
+ * Each fetch moves up to one job per free slot in one reliable-fetch.lua call. When the queues are
+ * empty: with one queue, BLMOVE waits for a job like BRPOP; with several, no Redis command moves from
+ * the first non-empty of many lists, so an empty round waits `IDLE_WAIT` ms before the next: at most
+ * that much latency when idle, a few cheap calls a second.
  */
 import { privateQueueKey, queueKey } from "../keys.js";
 import type { QueueSpec } from "../config/options.js";
@@ -55,22 +56,25 @@ export class ReliableFetch implements Fetcher {
     this.order = new QueueOrder(queues);
   }
 
-  async retrieveWork(): Promise<UnitOfWork | null> {
+  async retrieveWork(max: number): Promise<UnitOfWork[]> {
     const queues = this.order.next();
+    const keys = queues.flatMap((q) => [queueKey(q), privateQueueKey(this.identity, q)]);
+    const found = await this.redis.reliableFetch(keys.length, ...keys, max);
+    if (found) {
+      const [index, ...jobs] = found;
+      const queue = queues[index - 1]!;
+      const privateKey = privateQueueKey(this.identity, queue);
+      return jobs.map((job) => new ReliableUnit(this.redis, privateKey, queue, job));
+    }
     if (queues.length === 1) {
+      // Nothing there: block on the one queue until a job arrives (or the timeout).
       const queue = queues[0]!;
       const privateKey = privateQueueKey(this.identity, queue);
       const job = await this.blocking.blmove(queueKey(queue), privateKey, "RIGHT", "LEFT", this.timeout);
-      return job === null ? null : new ReliableUnit(this.redis, privateKey, queue, job);
+      return job === null ? [] : [new ReliableUnit(this.redis, privateKey, queue, job)];
     }
-    const keys = queues.flatMap((q) => [queueKey(q), privateQueueKey(this.identity, q)]);
-    const found = await this.redis.reliableFetch(keys.length, ...keys);
-    if (!found) {
-      await sleep(IDLE_WAIT, this.idle.signal);
-      return null;
-    }
-    const queue = queues[found[0] - 1]!;
-    return new ReliableUnit(this.redis, privateQueueKey(this.identity, queue), queue, found[1]);
+    await sleep(IDLE_WAIT, this.idle.signal);
+    return [];
   }
 
   /** Hard shutdown: every unfinished job back to the front of its queue and out of the private list. */

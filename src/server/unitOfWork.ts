@@ -14,8 +14,12 @@ export interface UnitOfWork {
 
 /** A fetch strategy for one capsule. */
 export interface Fetcher {
-  /** Waits up to the fetch timeout for a job; null when none arrived. */
-  retrieveWork(): Promise<UnitOfWork | null>;
+  /**
+   * Waits up to the fetch timeout for work and returns between 1 and `max` jobs, all from one queue (the
+   * first non-empty one in this fetch's order); an empty array when none arrived. `max` is the number of
+   * free slots, so no fetched job ever waits in memory for a slot.
+   */
+  retrieveWork(max: number): Promise<UnitOfWork[]>;
   /** Returns unfinished jobs to their queues (hard shutdown). */
   bulkRequeue(units: UnitOfWork[]): Promise<void>;
   /** Closes the fetcher's dedicated connection. */

@@ -17,6 +17,10 @@ function fetcher(queues: { name: string; weight: number }[]): ReliableFetch {
   return new ReliableFetch(handle.redis, connect(handle.url), ID, queues, 0.2);
 }
 
+async function one(fetch: ReliableFetch) {
+  return (await fetch.retrieveWork(1))[0];
+}
+
 async function push(queue: string, n: number): Promise<string[]> {
   const client = new Client({ redis: handle.url });
   const jids = (await client.pushBulk({ class: "A", args: Array.from({ length: n }, (_, i) => [i]), queue })) as string[];
@@ -27,14 +31,14 @@ async function push(queue: string, n: number): Promise<string[]> {
 test("a fetched job sits in queue:sq|<identity>|<q> until acknowledged (one queue: BLMOVE)", async () => {
   const [jid] = await push("default", 1);
   const fetch = fetcher([{ name: "default", weight: 0 }]);
-  const unit = (await fetch.retrieveWork())!;
+  const unit = (await one(fetch))!;
   assert.equal(unit.queue, "default");
   assert.ok(unit.job.includes(jid!));
   assert.equal(await handle.redis.llen("queue:default"), 0);
   assert.deepEqual(await handle.redis.lrange(`queue:sq|${ID}|default`, 0, -1), [unit.job]);
   await unit.acknowledge();
   assert.equal(await handle.redis.exists(`queue:sq|${ID}|default`), 0);
-  assert.equal(await fetch.retrieveWork(), null, "an empty queue times out with null");
+  assert.deepEqual(await fetch.retrieveWork(1), [], "an empty queue times out with nothing");
   fetch.close();
 });
 
@@ -42,14 +46,14 @@ test("several queues: strict order across them; requeue puts the job back at the
   await push("low", 2);
   const [high] = await push("high", 1);
   const fetch = fetcher([{ name: "high", weight: 0 }, { name: "low", weight: 0 }]);
-  const first = (await fetch.retrieveWork())!;
+  const first = (await one(fetch))!;
   assert.equal(first.queue, "high");
   assert.ok(first.job.includes(high!));
   await first.requeue();
   assert.equal(await handle.redis.llen(`queue:sq|${ID}|high`), 0);
-  const again = (await fetch.retrieveWork())!;
+  const again = (await one(fetch))!;
   assert.equal(again.job, first.job, "the requeued job is fetched next");
-  const second = (await fetch.retrieveWork())!;
+  const second = (await one(fetch))!;
   assert.equal(second.queue, "low");
   await fetch.bulkRequeue([again, second]);
   assert.equal(await handle.redis.llen("queue:high"), 1);
@@ -61,7 +65,7 @@ test("several queues: strict order across them; requeue puts the job back at the
 test("recoverIdentity returns a dead process's jobs to the front of their queues, oldest fetch first", async () => {
   const jids = await push("default", 5);
   const fetch = fetcher([{ name: "default", weight: 0 }]);
-  const taken = [await fetch.retrieveWork(), await fetch.retrieveWork(), await fetch.retrieveWork()];
+  const taken = [await one(fetch), await one(fetch), await one(fetch)];
   fetch.close();
   await handle.redis.sadd("super_processes", ID);
   const { requeued, poisoned } = await recoverIdentity(handle.redis, ID, DEFAULTS, silent);
@@ -78,7 +82,7 @@ test("a job recovered 3 times (front, then scattered in schedule) goes to dead a
   const [jid] = await push("default", 1);
   for (let death = 1; death <= 4; death++) {
     const fetch = fetcher([{ name: "default", weight: 0 }]);
-    const unit = await fetch.retrieveWork();
+    const unit = await one(fetch);
     fetch.close();
     assert.ok(unit, `fetched before death ${death}`);
     const { requeued, poisoned } = await recoverIdentity(handle.redis, ID, DEFAULTS, silent);
@@ -105,7 +109,7 @@ test("a job recovered 3 times (front, then scattered in schedule) goes to dead a
 test("sweepOrphans recovers identities whose heartbeat expired, never a live one or itself", async () => {
   await push("default", 3);
   const fetch = fetcher([{ name: "default", weight: 0 }]);
-  await fetch.retrieveWork();
+  await one(fetch);
   fetch.close();
   const live = "host:2:bbbbbbbbbbbb";
   await handle.redis.lpush(`queue:sq|${live}|default`, '{"class":"A","args":[],"jid":"live00000000000000000000","queue":"default"}');
@@ -115,4 +119,15 @@ test("sweepOrphans recovers identities whose heartbeat expired, never a live one
   assert.equal(await handle.redis.llen("queue:default"), 3);
   assert.equal(await handle.redis.llen(`queue:sq|${live}|default`), 1, "a live process keeps its jobs");
   assert.deepEqual((await handle.redis.smembers("super_processes")).sort(), [live, "me:3:cccccccccccc"].sort());
+});
+
+test("one fetch moves up to `max` jobs (the free slots) from the first non-empty queue, oldest first", async () => {
+  const jids = await push("default", 5);
+  const fetch = fetcher([{ name: "default", weight: 0 }]);
+  const units = await fetch.retrieveWork(3);
+  assert.deepEqual(units.map((u) => JSON.parse(u.job).jid), jids.slice(0, 3));
+  assert.equal(await handle.redis.llen(`queue:sq|${ID}|default`), 3);
+  assert.equal(await handle.redis.llen("queue:default"), 2);
+  assert.equal((await fetch.retrieveWork(10)).length, 2, "takes what is there, no more");
+  fetch.close();
 });
