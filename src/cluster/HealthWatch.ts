@@ -89,8 +89,8 @@ export class HealthWatch {
       }
     });
     // The heartbeat's work hash misses a job that blocked the event loop right after it started; the
-    // child reported that one over IPC before it blocked.
-    for (const [, job] of child.work) {
+    // child reported its batch over IPC before it blocked.
+    for (const job of child.lastBatch) {
       if (!jobs.some((j) => "jid" in j && j.jid === job.jid)) jobs.push({ jid: job.jid, class: job.class, queue: job.queue });
     }
     logger.error(

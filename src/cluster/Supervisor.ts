@@ -20,6 +20,7 @@ import type { WorkerOptions } from "../config/options.js";
 import type { ChildPlan } from "./groups.js";
 import { CHILD_ENV, isFromChild, type ChildSpec, type ToChild } from "./ipc.js";
 import { HealthWatch } from "./HealthWatch.js";
+import type { StartedJob } from "../server/ProcessState.js";
 import { recoverIdentity } from "../server/recovery.js";
 
 export type RestartReason = "crash" | "memory" | "hang" | "rolling";
@@ -46,8 +47,8 @@ export interface Child {
   /** Why the supervisor itself is ending this child; undefined for an unexpected exit. */
   retiring: RestartReason | undefined;
   fatal: string | undefined;
-  /** Jobs running now, by slot, as the child reported them over IPC (start/end). */
-  work: Map<string, { jid: string | undefined; class: string | undefined; queue: string | undefined }>;
+  /** The child's latest fetched batch, reported over IPC before those jobs started. */
+  lastBatch: StartedJob[];
 }
 
 interface Slot {
@@ -174,7 +175,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private fork(slot: Slot): Child {
     const spec: ChildSpec = { plan: slot.plan, options: this.options.worker };
     const worker = cluster.fork({ [CHILD_ENV]: JSON.stringify(spec) });
-    const child: Child = { worker, slot, identity: undefined, forkedAt: performance.now(), readyAt: undefined, retiring: undefined, fatal: undefined, work: new Map() };
+    const child: Child = { worker, slot, identity: undefined, forkedAt: performance.now(), readyAt: undefined, retiring: undefined, fatal: undefined, lastBatch: [] };
     this.children.set(worker.id, child);
     slot.current = child;
     worker.on("message", (message: unknown) => {
@@ -187,9 +188,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         slot.bootFailures = 0;
       } else if (message.type === "fatal") {
         child.fatal = message.message;
-      } else if (message.type === "work") {
-        if (message.queue === undefined) child.work.delete(message.tid);
-        else child.work.set(message.tid, { jid: message.jid, class: message.class, queue: message.queue });
+      } else if (message.type === "started") {
+        child.lastBatch = message.jobs;
       }
     });
     // A child that exits before the IPC channel is up still reports through cluster's "exit".

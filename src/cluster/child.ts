@@ -59,8 +59,9 @@ export async function runChild(): Promise<void> {
     process.exit(1);
   }
 
-  launcher.ctx.state.onWork = (tid, entry) =>
-    send(entry ? { type: "work", tid, jid: entry.jid, class: entry.className, queue: entry.queue } : { type: "work", tid });
+  // One message per fetched batch, before its jobs start: a job that blocks the event loop at once
+  // can still be named by the supervisor's hang watch.
+  launcher.ctx.state.onBatch = (jobs) => send({ type: "started", jobs });
   // Job metrics go to the supervisor, which serves /metrics for the whole cluster.
   const metrics = new ChildReporter(new JobMetrics(launcher.ctx, { processLabels: { child: String(plan.index) } }));
   metrics.start();

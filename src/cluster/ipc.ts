@@ -4,6 +4,7 @@
  */
 import type { ChildPlan } from "./groups.js";
 import type { WorkerOptions } from "../config/options.js";
+import type { StartedJob } from "../server/ProcessState.js";
 import type { MetricFamily } from "../metrics/exposition.js";
 
 /**
@@ -21,8 +22,8 @@ export type FromChild =
   | { type: "identity"; identity: string }
   | { type: "ready"; identity: string }
   | { type: "fatal"; message: string }
-  /** A job started (jid, class, queue given) or ended in slot `tid`; sent at once, so a child that then blocks its event loop has already told. */
-  | { type: "work"; tid: string; jid?: string | undefined; class?: string | undefined; queue?: string }
+  /** The jobs of a fetched batch, sent before any of them starts: a child that then blocks its event loop has already told. */
+  | { type: "started"; jobs: StartedJob[] }
   /** The child's job and process metrics: every second, on stop, and in answer to a request (`id`). `seq` grows by 1 per snapshot. */
   | { type: "metrics"; seq: number; id?: number | undefined; families: MetricFamily[] };
 

@@ -16,21 +16,37 @@ export interface WorkEntry {
   startedMs: number;
 }
 
+/** What a supervisor is told about a job about to start. */
+export interface StartedJob {
+  jid: string | undefined;
+  class: string | undefined;
+  queue: string;
+}
+
+/**
+ * jid and class read from the job text without parsing it (the Processor parses it right after); a
+ * nested "jid" inside args written before the top-level one can mislead it, which only affects a log.
+ */
+export function peekJob(json: string, queue: string): StartedJob {
+  return { jid: /"jid":"([^"]*)"/.exec(json)?.[1], class: /"class":"([^"]*)"/.exec(json)?.[1], queue };
+}
+
 export class ProcessState {
   readonly work = new Map<string, WorkEntry>();
-  /** Told of every job start (entry) and end (undefined), e.g. to tell a tsq-cluster supervisor at once. */
-  onWork: ((tid: string, entry: WorkEntry | undefined) => void) | undefined;
+  /**
+   * Told of each fetched batch before any of its jobs starts, e.g. to tell a tsq-cluster supervisor,
+   * which can then name a job that blocks the event loop from its first instruction.
+   */
+  onBatch: ((jobs: StartedJob[]) => void) | undefined;
   private processed = 0;
   private failed = 0;
 
   begin(tid: string, entry: WorkEntry): void {
     this.work.set(tid, entry);
-    this.onWork?.(tid, entry);
   }
 
   end(tid: string): void {
     this.work.delete(tid);
-    this.onWork?.(tid, undefined);
   }
 
   get busy(): number {
