@@ -12,6 +12,8 @@ const LUA_DIR = new URL("../lua/", import.meta.url);
 export interface ScriptCommands {
   /** zpopbyscore-1.lua: pops one member of `set` scored <= `now`. */
   zpopbyscore(set: string, now: string): Promise<string | null>;
+  /** enqueue-due-2.lua: moves up to `limit` due jobs to their queues; [moved, ...jobs for the client path]. */
+  enqueueDue(set: string, queues: string, now: string, limit: number, enqueuedAt: string, queuePrefix: string): Promise<[number, ...string[]]>;
   /** leader-renew-1.lua: extends `key` by `ttl` seconds if it still holds `identity`; 1 renewed, 0 not ours. */
   leaderRenew(key: string, identity: string, ttl: number): Promise<number>;
   /** leader-resign-1.lua: deletes `key` if it still holds `identity`; 1 deleted, 0 not ours. */

@@ -1,20 +1,25 @@
 /**
  * Poller: moves due jobs from `retry` and `schedule` to their queues, as Sidekiq's `Scheduled::Poller`.
  *
- * - Pops one due job at a time with zpopbyscore-1.lua and re-pushes it through the client, so client
- *   middleware runs again and `enqueued_at` is reset.
+ * - Moves due jobs to their queues 1,000 at a time with enqueue-due-2.lua (atomic: a job is never out
+ *   of Redis between the set and its queue), resetting `enqueued_at`. With client middleware
+ *   configured, it pops one job at a time (zpopbyscore-1.lua) and re-pushes it through the client,
+ *   as Sidekiq does, so the middleware runs again.
  * - Waits 10 + rand*5 s before its first poll (only rand*5 with a fixed `pollIntervalAverage`), then
  *   prunes dead processes from `processes` once.
  * - Sleeps a random interval scaled by the number of live processes, so the whole cluster polls on
  *   average every `averageScheduledPollInterval` seconds: interval = count * 5 s; sleep
  *   interval*rand + interval/2 below 10 processes, interval*rand*2 from 10 up (Sidekiq 8.x).
  */
-import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP } from "../keys.js";
+import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP, QUEUES, queueKey } from "../keys.js";
 import { parsePayload } from "../payload.js";
 import { formatSeconds, nowSeconds } from "../timestamps.js";
 import { sleep } from "../util/sleep.js";
 import type { ServerContext } from "./context.js";
 import { sendToMorgue } from "./morgue.js";
+
+/** Due jobs moved per Lua call: big enough for 100,000 in a second or two, small enough not to stall Redis. */
+const BATCH = 1000;
 
 /** Seconds before the first poll, so a fleet restarting together does not poll in lockstep. */
 const INITIAL_WAIT = 10;
@@ -39,12 +44,33 @@ export class Poller {
   async enqueueDue(): Promise<number> {
     let moved = 0;
     for (const set of POLLED_SETS) {
-      while (!this.stopController.signal.aborted) {
-        const json = await this.ctx.redis.zpopbyscore(set, formatSeconds(nowSeconds()));
-        if (json === null) break;
-        await this.push(json, set);
-        moved++;
-      }
+      // With client middleware configured, every job must pass through it, as Sidekiq re-pushes them.
+      moved += this.ctx.client.middleware.size > 0 ? await this.enqueueOneByOne(set) : await this.enqueueInBatches(set);
+    }
+    return moved;
+  }
+
+  /** enqueue-due-2.lua: BATCH jobs per call, moved atomically from the set to their queues. */
+  private async enqueueInBatches(set: string): Promise<number> {
+    let moved = 0;
+    while (!this.stopController.signal.aborted) {
+      const enqueuedAt = this.ctx.timestampFormat === "milliseconds" ? String(Date.now()) : formatSeconds(nowSeconds());
+      const [count, ...returned] = await this.ctx.redis.enqueueDue(set, QUEUES, formatSeconds(nowSeconds()), BATCH, enqueuedAt, queueKey(""));
+      for (const json of returned) await this.push(json, set);
+      moved += count + returned.length;
+      if (count + returned.length < BATCH) break;
+    }
+    return moved;
+  }
+
+  /** zpopbyscore-1.lua, one job at a time, each pushed through the client (and its middleware). */
+  private async enqueueOneByOne(set: string): Promise<number> {
+    let moved = 0;
+    while (!this.stopController.signal.aborted) {
+      const json = await this.ctx.redis.zpopbyscore(set, formatSeconds(nowSeconds()));
+      if (json === null) break;
+      await this.push(json, set);
+      moved++;
     }
     return moved;
   }

@@ -1,0 +1,45 @@
+-- enqueue-due-2.lua: move up to ARGV[2] due jobs from a sorted set (`schedule` or `retry`) to their
+-- queues in one atomic step, setting `enqueued_at`, so a large backlog moves in a few calls and no job
+-- is ever out of Redis between the set and its queue.
+--
+-- KEYS[1]  the sorted set
+-- KEYS[2]  queues (the set of known queue names)
+-- ARGV[1]  now, epoch seconds (float string): members scored at or below it are due
+-- ARGV[2]  most jobs to move in this call
+-- ARGV[3]  the new `enqueued_at` value, as JSON number text (float seconds or integer ms)
+-- ARGV[4]  queue key prefix ("queue:")
+--
+-- The job text is edited, not re-encoded (cjson would rewrite numbers and key order): `enqueued_at`
+-- is replaced where it is the only occurrence of that key, or appended before the closing brace when
+-- absent. A job this cannot do safely (a nested "enqueued_at", not an object, no queue) is removed
+-- from the set and returned for the caller to push through the client.
+--
+-- Returns: { moved, returned1, returned2, ... }
+local due = redis.call("zrangebyscore", KEYS[1], "-inf", ARGV[1], "LIMIT", 0, tonumber(ARGV[2]))
+local result = { 0 }
+local moved = 0
+local stamp = '"enqueued_at":' .. ARGV[3]
+for _, job in ipairs(due) do
+  redis.call("zrem", KEYS[1], job)
+  local ok, decoded = pcall(cjson.decode, job)
+  local queue = ok and type(decoded) == "table" and decoded["queue"] or nil
+  local first = string.find(job, '"enqueued_at":', 1, true)
+  local again = first and string.find(job, '"enqueued_at":', first + 1, true)
+  local text = nil
+  if type(queue) == "string" and queue ~= "" and not again then
+    if first and decoded["enqueued_at"] ~= nil then
+      text = string.gsub(job, '"enqueued_at":%s*%-?[%d%.eE%+%-]+', stamp, 1)
+    elseif not first and string.match(job, "}%s*$") then
+      text = string.gsub(job, "}%s*$", "," .. stamp .. "}", 1)
+    end
+  end
+  if text then
+    redis.call("sadd", KEYS[2], queue)
+    redis.call("lpush", ARGV[4] .. queue, text)
+    moved = moved + 1
+  else
+    table.insert(result, job)
+  end
+end
+result[1] = moved
+return result
