@@ -99,6 +99,9 @@ export class Setter<C extends JobClass> {
   }
 }
 
+/** The signal of a job not run by a worker: never fires. Shared, since one is made per job otherwise. */
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
 export abstract class Job {
   /** Default options for every push of this class (camelCase here, snake_case on the wire). */
   static options?: JobOptions;
@@ -110,7 +113,7 @@ export abstract class Job {
   /** The job as it was fetched, fields as on the wire. */
   payload?: JobPayload;
   /** Fires when a hard shutdown abandons this job (it has been requeued and will run again). */
-  signal: AbortSignal = new AbortController().signal;
+  signal: AbortSignal = NEVER_ABORTED;
 
   abstract perform(...args: any[]): unknown;
 
