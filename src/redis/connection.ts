@@ -36,6 +36,10 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
     // Reconnect delay in ms: 50 ms growing to 2 s, retried forever.
     retryStrategy: (times) => Math.min(times * 50, 2000),
     lazyConnect: false,
+    // Commands issued in the same tick go out as one pipeline (acks of a batch of jobs, stats): fewer
+    // round trips under load, no change for a lone command. Blocking connections carry one command at
+    // a time, so there it would only add bookkeeping.
+    enableAutoPipelining: !options.blocking,
   };
   const redis = new Redis(url, settings);
   // Errors surface on the command that failed; this keeps ioredis from printing the URL unredacted.

@@ -54,8 +54,8 @@ export class Launcher {
   constructor(options: WorkerOptions, registry: Registry, hooks: LauncherHooks = {}) {
     const { identity, hostname } = newIdentity();
     const config = serverConfig();
-    const open = (name: string): TsqRedis => {
-      const conn = connect(options.redisUrl, { name });
+    const open = (name: string, blocking = false): TsqRedis => {
+      const conn = connect(options.redisUrl, { name, blocking });
       this.connections.push(conn);
       return conn;
     };

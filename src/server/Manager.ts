@@ -29,7 +29,7 @@ function newTid(): string {
 }
 
 function newFetcher(ctx: ServerContext, capsule: CapsuleConfig): Fetcher {
-  const blocking = ctx.connect(`tsq-fetch-${capsule.name}`);
+  const blocking = ctx.connect(`tsq-fetch-${capsule.name}`, true);
   const { fetch, fetchTimeout } = ctx.options;
   return fetch === "reliable"
     ? new ReliableFetch(ctx.redis, blocking, ctx.identity, capsule.queues, fetchTimeout)

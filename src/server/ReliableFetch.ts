@@ -28,7 +28,8 @@ class ReliableUnit implements UnitOfWork {
   ) {}
 
   async acknowledge(): Promise<void> {
-    await this.redis.lrem(this.privateKey, 1, this.job);
+    // From the tail (-1): jobs finish roughly in fetch order, and the oldest fetch sits at the tail.
+    await this.redis.lrem(this.privateKey, -1, this.job);
   }
 
   /** Back to the front of the public queue, and out of the private list, in one MULTI. */

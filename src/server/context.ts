@@ -41,8 +41,8 @@ export interface ServerContext {
   readonly hostname: string;
   /** Shared connection for everything that does not block. */
   readonly redis: TsqRedis;
-  /** Opens a dedicated connection (BRPOP must not share one with anything). */
-  connect(name: string): TsqRedis;
+  /** Opens a dedicated connection (BRPOP must not share one with anything); `blocking` for fetchers. */
+  connect(name: string, blocking?: boolean): TsqRedis;
   readonly logger: Logger;
   readonly registry: Registry;
   readonly state: ProcessState;
