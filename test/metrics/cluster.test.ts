@@ -154,7 +154,7 @@ test("a scrape during load answers in under 200 ms; a child SIGKILLed mid-load t
   const cluster = await startCluster(t, ["--processes", "3", "-c", "10", "-t", "5"]);
   await waitReady(cluster);
   await scrape(cluster.port); // warm-up
-  await pushJobs(handle.url, "NapCountJob", Array.from({ length: 30_000 }, (_, i) => [i, 2]));
+  await pushJobs(handle.url, "NapCountJob", Array.from({ length: 30_000 }, (_, i) => [i, 20]));
   const timings: number[] = [];
   let previous: Map<string, ParsedSample> | undefined;
   let killed = false;
