@@ -52,3 +52,16 @@ export class ReminderJob extends Job {
 export class NoopJob extends Job {
   perform(): void {}
 }
+
+/**
+ * Reports its own enqueue→start latency (npm run bench). `pushedAt` is `process.hrtime.bigint()` of the
+ * pushing process, as a string: the monotonic clock is the same for every process on the machine, so
+ * the difference is exact to the nanosecond. The report (an RPUSH to `bench:latency`) happens after the
+ * measurement, so it does not count.
+ */
+export class LatencyJob extends Job {
+  async perform(pushedAt: string): Promise<void> {
+    const nanoseconds = process.hrtime.bigint() - BigInt(pushedAt);
+    await defaultClient().redis.rpush("bench:latency", nanoseconds.toString());
+  }
+}

@@ -1,0 +1,264 @@
+// The systems `npm run bench` can drive: tsq itself and the peers (BullMQ, Ruby Sidekiq). Each one
+// runs the same script, so the numbers compare like with like:
+//
+//   probe()                       available? version; else a reason to skip
+//   enqueue(ctx, n)               push n no-op jobs so that no worker can see them yet (untimed by the drain)
+//   start(ctx, {processes, concurrency, fetch}) -> handle
+//   ready(ctx, handle, processes) every process connected and idle, blocked in its fetch
+//   release(ctx)                  make the pushed jobs visible at once: the drain clock starts here
+//   remaining(ctx)                jobs still waiting (the drain ends at 0, as Sidekiq's sidekiqload does)
+//   pushLatency(ctx, hrtime)      one timed job (enqueue→start latency on an idle worker)
+//   stop(ctx, handle)             graceful stop; resolves the number of jobs the system says it processed
+//   whereabouts(ctx)              after stop: where the jobs not counted as processed are (queued, retry…)
+//
+// The handle gives workerPids() (the processes that run jobs: RSS is per one of these), allPids()
+// (also a supervisor, for CPU) and check(), which throws if a process died during the run.
+import { fork, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { blockedClients, childPids, onCleanup, sleep, spawnTracked, stopTracked } from "./lib.mjs";
+
+const STAGED = "bench:staged";
+const SIDEKIQ_QUEUE = "queue:default";
+const BOOT_TIMEOUT_MS = 60_000;
+
+/** Waits until `condition()` holds, or throws `what` (with the output of the processes) after `timeoutMs`. */
+async function waitFor(condition, what, handle, timeoutMs = BOOT_TIMEOUT_MS) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    handle.check();
+    if (Date.now() > deadline) throw new Error(`${what} within ${timeoutMs / 1000} s${handle.describeOutput()}`);
+    await sleep(25);
+  }
+}
+
+/** Every process is known to Redis and at least `processes` clients sit in a blocking fetch. */
+async function waitIdle(ctx, handle, processes, registered) {
+  await waitFor(registered, "the workers did not all register", handle);
+  // A worker that polls instead of blocking would never show up here; give it 3 s, then go on.
+  const deadline = Date.now() + 3_000;
+  while ((await blockedClients(ctx.redis)) < processes && Date.now() < deadline) await sleep(25);
+  await sleep(300); // every fetch loop settled
+  handle.check();
+}
+
+/** Handle over tracked children. `workers()` lists the job-running pids. */
+function makeHandle(name, roots, workers) {
+  let stopping = false;
+  const died = [];
+  for (const child of roots) {
+    child.exited.then(({ code, signal }) => {
+      if (!stopping) died.push(`${name} process ${child.pid} exited (${signal ?? `code ${code}`})`);
+    });
+  }
+  const describeOutput = () =>
+    roots
+      .map((child) => {
+        const { tail } = child.output();
+        return tail.length ? `\n--- ${name} ${child.pid}, last output:\n${tail.join("\n")}` : "";
+      })
+      .join("");
+  return {
+    roots,
+    workerPids: workers,
+    allPids: () => [...new Set([...roots.map((c) => c.pid), ...workers()])],
+    check() {
+      if (died.length) throw new Error(`${died.join("; ")}${describeOutput()}`);
+    },
+    describeOutput,
+    outputLines: () => roots.reduce((sum, child) => sum + child.output().lines, 0),
+    outputTail: () => roots.flatMap((child) => child.output().tail),
+    markStopping() {
+      stopping = true;
+    },
+  };
+}
+
+/** Sidekiq-layout push shared by tsq and Ruby Sidekiq: tsq's client (same wire format), then hidden. */
+async function pushSidekiqJobs(ctx, n) {
+  await ctx.client.pushBulk({ class: "NoopJob", args: Array.from({ length: n }, () => []) });
+  // Park the list under another name so that no worker sees a job before the clock starts.
+  await ctx.redis.rename(SIDEKIQ_QUEUE, STAGED);
+}
+
+async function readProcessed(ctx) {
+  return Number((await ctx.redis.get("stat:processed")) ?? 0);
+}
+
+/** Sidekiq layout: what is left after the stop, to tell a lost job from a requeued or failed one. */
+async function sidekiqWhereabouts(ctx) {
+  const [queued, failed, retry, dead] = await Promise.all([
+    ctx.redis.llen(SIDEKIQ_QUEUE),
+    ctx.redis.get("stat:failed"),
+    ctx.redis.zcard("retry"),
+    ctx.redis.zcard("dead"),
+  ]);
+  return { queued, failed: Number(failed ?? 0), retry, dead };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+export function tsqSystem(root, tsqVersion) {
+  const jobsModule = join(root, "dist/examples/demoJobs.js");
+  return {
+    key: "tsq",
+    label: "tsq",
+    probe: async () => ({ available: true, version: tsqVersion }),
+    enqueue: pushSidekiqJobs,
+    async start(ctx, { processes, concurrency, fetch }) {
+      const common = ["-r", jobsModule, "-c", String(concurrency), "--fetch", fetch, "-t", "5", "--redis-url", ctx.url];
+      const args =
+        processes === 1
+          ? [join(root, "bin/tsq.js"), ...common]
+          : [join(root, "bin/tsq-cluster.js"), "--processes", String(processes), "--metrics-port", "0", ...common];
+      const child = spawnTracked("tsq", process.execPath, args, {
+        cwd: ctx.workDir, // no config/tsq.yml of the caller's is picked up
+        env: { ...process.env, TSQ_LOG_LEVEL: "warn" },
+      });
+      let workers = processes === 1 ? [child.pid] : [];
+      const handle = makeHandle("tsq", [child], () => workers);
+      handle.discover = () => {
+        if (processes > 1) workers = childPids(child.pid);
+      };
+      return handle;
+    },
+    async ready(ctx, handle, processes) {
+      await waitIdle(ctx, handle, processes, async () => (await ctx.redis.scard("processes")) >= processes);
+      handle.discover();
+    },
+    release: (ctx) => ctx.redis.rename(STAGED, SIDEKIQ_QUEUE),
+    remaining: (ctx) => ctx.redis.llen(SIDEKIQ_QUEUE),
+    pushLatency: (ctx, hrtime) => ctx.client.push({ class: "LatencyJob", args: [hrtime] }),
+    async stop(ctx, handle) {
+      handle.markStopping();
+      await stopTracked(handle.roots[0], { signal: "SIGTERM", graceMs: 20_000 });
+      return readProcessed(ctx);
+    },
+    whereabouts: sidekiqWhereabouts,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+export function bullmqSystem(root) {
+  const script = join(root, "scripts/bench/bullmq-worker.mjs");
+  const QUEUE = "bench";
+  let bullmq;
+  let queue;
+  let queueConnection;
+  const counts = new Map(); // pid -> {completed, failed}
+  return {
+    key: "bullmq",
+    label: "BullMQ",
+    async probe() {
+      try {
+        bullmq = await import("bullmq");
+        const { version } = JSON.parse(readFileSync(join(root, "node_modules/bullmq/package.json"), "utf8"));
+        return { available: true, version };
+      } catch (error) {
+        return { available: false, reason: `bullmq is not installed (npm install; it is a devDependency): ${error.message}` };
+      }
+    },
+    async enqueue(ctx, n) {
+      const { Redis } = await import("ioredis");
+      queueConnection = new Redis(ctx.url, { maxRetriesPerRequest: null });
+      queueConnection.on("error", () => {});
+      queue = new bullmq.Queue(QUEUE, { connection: queueConnection });
+      queue.on("error", () => {}); // after a Ctrl-C, Redis may be gone first
+      onCleanup(() => queueConnection?.disconnect());
+      await queue.waitUntilReady();
+      // Paused: jobs wait in the list but no worker takes one until resume() starts the clock.
+      await queue.pause();
+      const CHUNK = 1_000;
+      for (let i = 0; i < n; i += CHUNK) {
+        const size = Math.min(CHUNK, n - i);
+        // removeOnComplete: a finished job leaves nothing behind, as in tsq and Sidekiq.
+        await queue.addBulk(Array.from({ length: size }, () => ({ name: "noop", data: {}, opts: { removeOnComplete: true } })));
+      }
+    },
+    async start(ctx, { processes, concurrency }) {
+      counts.clear();
+      const children = [];
+      for (let i = 0; i < processes; i++) {
+        const child = spawnTracked("bullmq", process.execPath, [script, ctx.url, QUEUE, String(concurrency)], {
+          cwd: ctx.workDir,
+          stdio: ["ignore", "pipe", "pipe", "ipc"],
+        });
+        child.ready = false;
+        child.on("message", (message) => {
+          if (message?.type === "ready") child.ready = true;
+          if (message?.type === "done") counts.set(child.pid, message);
+        });
+        children.push(child);
+      }
+      return makeHandle("bullmq", children, () => children.map((c) => c.pid));
+    },
+    async ready(ctx, handle, processes) {
+      await waitIdle(ctx, handle, processes, async () => handle.roots.every((c) => c.ready));
+    },
+    release: () => queue.resume(),
+    remaining: (ctx) => ctx.redis.llen(`bull:${QUEUE}:wait`),
+    pushLatency: (ctx, hrtime) => queue.add("latency", { t: hrtime }, { removeOnComplete: true }),
+    async stop(ctx, handle) {
+      handle.markStopping();
+      await Promise.all(handle.roots.map((child) => stopTracked(child, { signal: "SIGTERM", graceMs: 20_000 })));
+      await queue?.close();
+      await queueConnection?.quit().catch(() => {});
+      queue = queueConnection = undefined;
+      if (counts.size < handle.roots.length) return null; // a worker did not report
+      return [...counts.values()].reduce((sum, c) => sum + c.completed, 0);
+    },
+    async whereabouts(ctx) {
+      const [wait, active, failedSet] = await Promise.all([
+        ctx.redis.llen(`bull:${QUEUE}:wait`),
+        ctx.redis.llen(`bull:${QUEUE}:active`),
+        ctx.redis.zcard(`bull:${QUEUE}:failed`),
+      ]);
+      return { queued: wait, active, failed: [...counts.values()].reduce((sum, c) => sum + c.failed, 0), failedSet };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+export function sidekiqSystem(root) {
+  const jobsFile = join(root, "scripts/bench/sidekiq_jobs.rb");
+  return {
+    key: "sidekiq",
+    label: "Sidekiq",
+    async probe() {
+      const result = spawnSync("sidekiq", ["--version"], { encoding: "utf8", timeout: 30_000 });
+      if (result.error || result.status !== 0) {
+        return { available: false, reason: `Ruby Sidekiq is not installed (${result.error?.message ?? result.stderr.trim()}); apt-get install ruby-sidekiq` };
+      }
+      const version = /Sidekiq (\S+)/.exec(result.stdout + result.stderr)?.[1] ?? "unknown";
+      const ruby = spawnSync("ruby", ["-e", "print RUBY_VERSION"], { encoding: "utf8" }).stdout.trim();
+      return { available: true, version, ruby };
+    },
+    enqueue: pushSidekiqJobs,
+    async start(ctx, { processes, concurrency }) {
+      const children = [];
+      for (let i = 0; i < processes; i++) {
+        children.push(
+          spawnTracked("sidekiq", "sidekiq", ["-r", jobsFile, "-c", String(concurrency), "-q", "default", "-t", "5", "-e", "production"], {
+            cwd: ctx.workDir,
+            env: { ...process.env, REDIS_URL: ctx.url },
+          }),
+        );
+      }
+      return makeHandle("sidekiq", children, () => children.map((c) => c.pid));
+    },
+    async ready(ctx, handle, processes) {
+      await waitIdle(ctx, handle, processes, async () => (await ctx.redis.scard("processes")) >= processes);
+    },
+    release: (ctx) => ctx.redis.rename(STAGED, SIDEKIQ_QUEUE),
+    remaining: (ctx) => ctx.redis.llen(SIDEKIQ_QUEUE),
+    pushLatency: (ctx, hrtime) => ctx.client.push({ class: "LatencyJob", args: [hrtime] }),
+    async stop(ctx, handle) {
+      handle.markStopping();
+      await Promise.all(handle.roots.map((child) => stopTracked(child, { signal: "SIGTERM", graceMs: 20_000 })));
+      return readProcessed(ctx);
+    },
+    whereabouts: sidekiqWhereabouts,
+  };
+}
