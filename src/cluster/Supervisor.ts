@@ -182,6 +182,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       if (!isFromChild(message)) return;
       if (message.type === "identity") {
         child.identity = message.identity;
+        // A child forked just before a stop may have missed the TERM while loading its modules.
+        if (this.stopping) this.send(child, { type: "signal", signal: "TERM" });
       } else if (message.type === "ready") {
         child.identity = message.identity;
         child.readyAt = performance.now();

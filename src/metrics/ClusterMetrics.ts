@@ -24,7 +24,7 @@ import { isFromChild, type ToChild } from "../cluster/ipc.js";
 import type { Child, RestartReason, Supervisor } from "../cluster/Supervisor.js";
 import type { TsqRedis } from "../redis/connection.js";
 import { PUSH_INTERVAL_MS } from "./ChildReporter.js";
-import { familiesOf, mergeFamilies, monotonicOnly, type MetricFamily } from "./exposition.js";
+import { familiesOf, mergeFamilies, monotonicOnly, type MetricFamily, MonotonicGuard } from "./exposition.js";
 import { REDIS_WAIT_MS, RedisGauges } from "./RedisGauges.js";
 
 /** ms a scrape waits for fresh child snapshots, while Redis is read (REDIS_WAIT_MS): it answers well within 2 s. */
@@ -58,6 +58,7 @@ export class ClusterMetrics {
   /** Newest snapshot per child, by node:cluster worker id. */
   private readonly known = new Map<number, Known>();
   private retired: MetricFamily[] = [];
+  private readonly guard = new MonotonicGuard();
   private readonly requests = new Map<number, { pending: Set<number>; done: () => void }>();
   private nextRequest = 0;
   private readonly restarts: Counter<"group" | "reason">;
@@ -101,7 +102,7 @@ export class ClusterMetrics {
     const live: MetricFamily[][] = [];
     const dead: MetricFamily[][] = [];
     for (const k of this.known.values()) (k.diedAt === undefined ? live : dead).push(k.families);
-    return mergeFamilies([own, fromRedis, this.retired, ...dead.map(monotonicOnly), ...live]);
+    return this.guard.apply(mergeFamilies([own, fromRedis, this.retired, ...dead.map(monotonicOnly), ...live]));
   }
 
   /** Asks every child that has been talking for a fresh snapshot; resolves when all answered or after CHILD_WAIT_MS. */

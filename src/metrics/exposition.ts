@@ -138,3 +138,27 @@ function escapeHelp(text: string): string {
 function escapeLabel(text: string): string {
   return escapeHelp(text).replace(/"/g, '\\"');
 }
+
+/**
+ * Keeps counter and histogram series from ever going down between scrapes. Folding a dead child's last
+ * values into the retired totals adds the same numbers in another order, which can lower a float sum by
+ * one ulp; Prometheus would read that as a counter reset and show a spike in rate().
+ */
+export class MonotonicGuard {
+  private readonly last = new Map<string, number>();
+
+  apply(families: MetricFamily[]): MetricFamily[] {
+    return families.map((family) => {
+      if (family.type !== "counter" && family.type !== "histogram") return family;
+      const values = family.values.map((sample) => {
+        if (sample.value === null) return sample;
+        const key = `${family.name}\u0001${seriesKey(sample)}`;
+        const previous = this.last.get(key);
+        const value = previous !== undefined && previous > sample.value ? previous : sample.value;
+        this.last.set(key, value);
+        return value === sample.value ? sample : { ...sample, value };
+      });
+      return { ...family, values };
+    });
+  }
+}

@@ -100,3 +100,17 @@ test("the parser rejects what Prometheus would", () => {
   ];
   for (const [text, message] of bad) assert.throws(() => parseExposition(text), new RegExp(message), text);
 });
+
+test("MonotonicGuard: counter and histogram series never go below what was last served; gauges may", async () => {
+  const { MonotonicGuard } = await import("../../src/metrics/exposition.js");
+  const guard = new MonotonicGuard();
+  const scrape = (sum: number, gauge: number) => [
+    { name: "h", help: "h", type: "histogram" as const, values: [{ metricName: "h_sum", labels: { q: "a" }, value: sum }] },
+    { name: "g", help: "g", type: "gauge" as const, values: [{ labels: {}, value: gauge }] },
+  ];
+  guard.apply(scrape(1.1922654419999996, 5));
+  const second = guard.apply(scrape(1.1922654419999994, 3));
+  assert.equal(second[0]!.values[0]!.value, 1.1922654419999996, "a float sum one ulp lower is held");
+  assert.equal(second[1]!.values[0]!.value, 3, "gauges go down freely");
+  assert.equal(guard.apply(scrape(2, 1))[0]!.values[0]!.value, 2);
+});
