@@ -156,7 +156,12 @@ export function bullmqSystem(root) {
         const { version } = JSON.parse(readFileSync(join(root, "node_modules/bullmq/package.json"), "utf8"));
         return { available: true, version };
       } catch (error) {
-        return { available: false, reason: `bullmq is not installed; add it for the comparison with `npm install --no-save bullmq` (kept out of the lock file because its native optional packages break `npm ci`): ${error.message}` };
+        return {
+          available: false,
+          reason:
+            "bullmq is not installed; add it for the comparison with `npm install --no-save bullmq` " +
+            `(kept out of the lock file because its native optional packages break \`npm ci\`): ${error.message}`,
+        };
       }
     },
     async enqueue(ctx, n) {
