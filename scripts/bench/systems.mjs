@@ -159,8 +159,7 @@ export function bullmqSystem(root) {
         return {
           available: false,
           reason:
-            "bullmq is not installed; add it for the comparison with `npm install --no-save bullmq` " +
-            `(kept out of the lock file because its native optional packages break \`npm ci\`): ${error.message}`,
+            `bullmq (a devDependency) is not installed; run \`npm ci\` without --omit=dev: ${error.message}`,
         };
       }
     },
