@@ -1,4 +1,7 @@
 // `npm run bench`: worker throughput, latency and footprint, in the manner of Sidekiq's bin/sidekiqload.
+// `npm run bench` builds, then runs this file compiled (node dist/scripts/bench.js); with it
+// scripts/bench/lib.ts (processes, /proc, statistics), scripts/bench/systems.ts (tsq, BullMQ, Sidekiq),
+// scripts/bench/bullmq-worker.ts (a forked BullMQ worker) and scripts/bench/sidekiq_jobs.rb.
 //
 //   npm run bench                                   # 200,000 no-op jobs, 1 process, concurrency 50
 //   npm run bench -- --peer all --repeat 3          # the same through BullMQ and Ruby Sidekiq, 3 rounds
@@ -40,6 +43,7 @@ import {
   otherProcessesCpu,
   cpuBetween,
   makeTempDir,
+  messageOf,
   percentile,
   redisCpuSeconds,
   round,
@@ -49,12 +53,26 @@ import {
   startRedis,
   table,
   useMarkdownTables,
-} from "./bench/lib.mjs";
-import { bullmqSystem, sidekiqSystem, tsqSystem } from "./bench/systems.mjs";
+  type Cell,
+  type PrivateRedis,
+} from "./bench/lib.js";
+import {
+  bullmqSystem,
+  sidekiqSystem,
+  tsqSystem,
+  type BenchContext,
+  type FetchStrategy,
+  type Probe,
+  type System,
+  type SystemKey,
+  type Whereabouts,
+} from "./bench/systems.js";
+import type { Redis } from "ioredis";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+// This file runs as dist/scripts/bench.js: the repository is two levels up.
+const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 
-const USAGE = `Usage: npm run bench -- [options]     (node scripts/bench.mjs [options] after a build)
+const USAGE = `Usage: npm run bench -- [options]     (node dist/scripts/bench.js [options] after a build)
 
   --jobs <n>             no-op jobs per run (default 200000)
   --processes <p>        worker processes: 1 = one \`tsq\`, more = \`tsq-cluster --processes p\` (default 1)
@@ -78,7 +96,163 @@ const USAGE = `Usage: npm run bench -- [options]     (node scripts/bench.mjs [op
                          whose idle vCPUs are slow to wake (this one), that is what a loaded host looks like
   -h, --help`;
 
-function parseOptions(argv) {
+type PeerName = "bullmq" | "sidekiq";
+const ALL_PEERS: readonly PeerName[] = ["bullmq", "sidekiq"];
+
+interface Options {
+  jobs: number;
+  processes: number;
+  concurrency: number;
+  fetch: FetchStrategy;
+  redisUrl: string | undefined;
+  peers: PeerName[];
+  sweep: boolean;
+  repeat: number;
+  latencyJobs: number;
+  json: boolean;
+  markdown: boolean;
+  save: string | undefined;
+  report: string | undefined;
+  warmCpus: boolean;
+  retryBusy: number;
+}
+
+interface Latency {
+  jobs: number;
+  p50Ms: number | null;
+  p90Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  meanMs: number | null;
+}
+
+/** RSS in KB per worker process (null: not sampled, e.g. no /proc). */
+interface RssKb {
+  perChildPeak: (number | null)[];
+  perChildStart: (number | null)[];
+  perChildAt10Percent: (number | null)[];
+  perChildEnd: (number | null)[];
+  perChildFirstTenthPeak: (number | null)[];
+  perChildLastTenthPeak: (number | null)[];
+  /** Absent from reports saved before it was added. */
+  perChildPeakByTenth?: (number | null)[][];
+  growthFirstToLastTenth: (number | null)[];
+}
+
+/** What runOne() measures during the drain, and the latency run after it. */
+interface Measured {
+  seconds: number | null;
+  jobsPerSecond: number | null;
+  push: { seconds: number | null; jobsPerSecond: number | null };
+  rssKb: RssKb;
+  workerCpuSeconds: number | null;
+  supervisorCpuSeconds: number | null;
+  redisCpuSeconds: number | null;
+  redisCpuMicrosPerJob: number | null;
+  workerCpuMicrosPerJob: number | null;
+  benchCpuSeconds: number | null;
+  otherCpuSeconds: number | null;
+  busyWarning?: string;
+  latency?: Latency;
+}
+
+/** One system, one (P, C), one round: an element of the report's `runs`. */
+interface Run extends Measured {
+  system: SystemKey;
+  label: string;
+  processes: number;
+  concurrency: number;
+  fetch: FetchStrategy | undefined;
+  jobs: number;
+  stopError?: string;
+  processed: number | null;
+  allProcessed: boolean;
+  workerOutputLines: number;
+  workerOutputTail?: string[];
+  whereabouts?: Whereabouts | null;
+  requeuedAtStop: number;
+  allAccountedFor: boolean;
+  warning?: string;
+  round?: number;
+}
+
+/** Per (system, P, C): the medians over the rounds. */
+interface Summary {
+  system: SystemKey;
+  label: string;
+  processes: number;
+  concurrency: number;
+  rounds: number;
+  busyRoundsLeftOut: number;
+  jobsPerSecond: number | null;
+  minJobsPerSecond: number;
+  maxJobsPerSecond: number;
+  seconds: number | null;
+  workerCpuMicrosPerJob: number | null;
+  redisCpuMicrosPerJob: number | null;
+  rssPeakKb: number;
+  latency?: { p50Ms: number | null; p99Ms: number | null; maxMs: number | null };
+  allAccountedFor: boolean;
+}
+
+interface Ratio {
+  peer: string;
+  processes: number;
+  concurrency: number;
+  ratio: number | null;
+}
+
+type PeerInfo = { label: string } & Probe;
+
+interface Config {
+  processes: number;
+  concurrency: number;
+}
+
+/** What --json prints and --save writes (and --report reads back). */
+interface Report {
+  machine: {
+    tsq: string;
+    node: string;
+    redis: string;
+    redisWhere: string;
+    cpus: number;
+    cpuModel: string;
+    loadAverage1m: number | null;
+    redisPingMicrosP50: number | null;
+    warmCpus: boolean;
+    platform: string;
+  };
+  options: Omit<Options, "redisUrl"> & { redisUrl: string | null; workerLogLevel: string };
+  peers: Record<string, PeerInfo>;
+  runs: Run[];
+  /** Absent from reports saved before --retry-busy. */
+  discardedBusyRuns?: Run[];
+  summary: Summary[];
+  ratios: Ratio[];
+  sweep?: Config[];
+  date: string;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
+
+/**
+ * A --report file is JSON from outside: check that it is shaped like a saved report (the parts every
+ * version of the bench wrote) before printing it.
+ */
+function isReport(value: unknown): value is Report {
+  return (
+    isObject(value) &&
+    isObject(value.machine) &&
+    isObject(value.options) &&
+    isObject(value.peers) &&
+    Array.isArray(value.runs) &&
+    Array.isArray(value.summary) &&
+    Array.isArray(value.ratios)
+  );
+}
+
+function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -104,17 +278,18 @@ function parseOptions(argv) {
     console.log(USAGE);
     process.exit(0);
   }
-  const integer = (name, min) => {
+  const integer = (name: "jobs" | "processes" | "concurrency" | "repeat" | "latency-jobs" | "retry-busy", min: number) => {
     const n = Number(values[name]);
     if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got ${values[name]}`);
     return n;
   };
-  if (!["basic", "reliable"].includes(values.fetch)) throw new UsageError(`--fetch must be basic or reliable, got ${values.fetch}`);
+  const fetch = values.fetch;
+  if (fetch !== "basic" && fetch !== "reliable") throw new UsageError(`--fetch must be basic or reliable, got ${values.fetch}`);
   const peerNames = values.peer.split(",").map((p) => p.trim().toLowerCase()).filter(Boolean);
-  const peers = new Set();
+  const peers = new Set<PeerName>();
   for (const name of peerNames) {
     if (name === "none") continue;
-    if (name === "all") ["bullmq", "sidekiq"].forEach((p) => peers.add(p));
+    if (name === "all") ALL_PEERS.forEach((p) => peers.add(p));
     else if (name === "bullmq" || name === "sidekiq") peers.add(name);
     else throw new UsageError(`--peer must be none, bullmq, sidekiq or all (comma-separated), got ${values.peer}`);
   }
@@ -122,7 +297,7 @@ function parseOptions(argv) {
     jobs: integer("jobs", 1),
     processes: integer("processes", 1),
     concurrency: integer("concurrency", 1),
-    fetch: values.fetch,
+    fetch,
     redisUrl: values["redis-url"],
     peers: [...peers],
     sweep: values.sweep,
@@ -142,8 +317,8 @@ class UsageError extends Error {}
 // ---------------------------------------------------------------------------------------------------
 
 /** Median µs of 2,000 sequential PINGs: what one round trip costs on this machine right now. */
-async function pingRoundTrip(redis) {
-  const samples = [];
+async function pingRoundTrip(redis: Redis): Promise<number | null> {
+  const samples: number[] = [];
   for (let i = 0; i < 2_000; i++) {
     const start = process.hrtime.bigint();
     await redis.ping();
@@ -154,7 +329,7 @@ async function pingRoundTrip(redis) {
 }
 
 /** Until other processes use < 5% of a core over 2 s (at most 10 minutes). */
-async function waitForQuiet(ctx) {
+async function waitForQuiet(ctx: BenchContext): Promise<void> {
   const ours = [process.pid, ...(ctx.redisPid ? [ctx.redisPid] : []), ...ctx.spinners];
   const deadline = Date.now() + 10 * 60_000;
   while (Date.now() < deadline) {
@@ -166,21 +341,22 @@ async function waitForQuiet(ctx) {
 }
 
 /** --warm-cpus: one spin loop per CPU at the lowest priority (nice 19), tracked like every child. */
-function startSpinners() {
+function startSpinners(): number[] {
   return Array.from({ length: availableParallelism() }, () => {
     const child = spawnTracked("spinner", process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" });
+    if (child.pid === undefined) return []; // did not start
     setPriority(child.pid, 19);
-    return child.pid;
-  });
+    return [child.pid];
+  }).flat();
 }
 
-async function measureLatency(system, ctx, count) {
+async function measureLatency(system: System, ctx: BenchContext, count: number): Promise<Latency> {
   const blocking = ctx.redis.duplicate();
   blocking.on("error", () => {});
   try {
     await ctx.redis.del("bench:latency");
     await sleep(500); // the workers are idle, blocked in their fetch
-    const samples = [];
+    const samples: number[] = [];
     for (let i = 0; i < count; i++) {
       await system.pushLatency(ctx, process.hrtime.bigint().toString());
       const reply = await blocking.blpop("bench:latency", 10);
@@ -203,15 +379,19 @@ async function measureLatency(system, ctx, count) {
 }
 
 /** One system, one (P, C): enqueue, start, drain (timed), latency, stop, verify. */
-async function runOne(system, ctx, { jobs, processes, concurrency, fetch, latencyJobs }) {
+async function runOne(
+  system: System,
+  ctx: BenchContext,
+  { jobs, processes, concurrency, fetch, latencyJobs }: Pick<Options, "jobs" | "processes" | "concurrency" | "fetch" | "latencyJobs">,
+): Promise<Run> {
   await ctx.redis.flushdb();
   const pushStart = performance.now();
   await system.enqueue(ctx, jobs);
   const pushSeconds = (performance.now() - pushStart) / 1000;
 
   const handle = await system.start(ctx, { processes, concurrency, fetch });
-  let processed;
-  const result = { system: system.key, label: system.label, processes, concurrency, fetch: system.key === "tsq" ? fetch : undefined, jobs };
+  let stopped: { processed: number | null; stopError?: string };
+  let measured: Measured;
   try {
     await system.ready(ctx, handle, processes);
     const workers = handle.workerPids();
@@ -222,20 +402,21 @@ async function runOne(system, ctx, { jobs, processes, concurrency, fetch, latenc
     const peak = workers.map(() => 0);
     const firstTenth = workers.map(() => 0);
     const lastTenth = workers.map(() => 0);
-    const byTenth = workers.map(() => new Array(10).fill(0)); // the curve: peak per tenth of the jobs
+    const byTenth = workers.map(() => new Array<number>(10).fill(0)); // the curve: peak per tenth of the jobs
     const sampleRss = (done = 0) => {
       const sample = workers.map((pid) => rssKb(pid));
       const tenth = Math.min(9, Math.max(0, Math.ceil(done * 10) - 1));
       sample.forEach((kb, i) => {
         if (kb === null) return;
-        peak[i] = Math.max(peak[i], kb);
-        byTenth[i][tenth] = Math.max(byTenth[i][tenth], kb);
-        if (done <= 0.1) firstTenth[i] = Math.max(firstTenth[i], kb);
-        if (done >= 0.9) lastTenth[i] = Math.max(lastTenth[i], kb);
+        peak[i] = Math.max(peak[i] ?? 0, kb);
+        const tenths = byTenth[i];
+        if (tenths) tenths[tenth] = Math.max(tenths[tenth] ?? 0, kb);
+        if (done <= 0.1) firstTenth[i] = Math.max(firstTenth[i] ?? 0, kb);
+        if (done >= 0.9) lastTenth[i] = Math.max(lastTenth[i] ?? 0, kb);
       });
       return sample;
     };
-    const cpuOf = (pids) => pids.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? NaN), 0);
+    const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? NaN), 0);
 
     const rssStart = workers.map((pid) => rssKb(pid));
     const redisCpu0 = await redisCpuSeconds(ctx.redis);
@@ -248,7 +429,7 @@ async function runOne(system, ctx, { jobs, processes, concurrency, fetch, latenc
     const t0 = performance.now();
     await system.release(ctx);
 
-    let rssAt10 = null;
+    let rssAt10: (number | null)[] | null = null;
     let crossed90 = false;
     let last = jobs;
     let lastChange = t0;
@@ -287,7 +468,7 @@ async function runOne(system, ctx, { jobs, processes, concurrency, fetch, latenc
     const otherCpu = cpuBetween(others0, otherProcessesCpu(ours));
     handle.check();
 
-    Object.assign(result, {
+    measured = {
       seconds: round(seconds, 3),
       jobsPerSecond: round(jobs / seconds),
       push: { seconds: round(pushSeconds, 3), jobsPerSecond: round(jobs / pushSeconds) },
@@ -299,6 +480,10 @@ async function runOne(system, ctx, { jobs, processes, concurrency, fetch, latenc
         perChildFirstTenthPeak: firstTenth.map((kb) => kb || null),
         perChildLastTenthPeak: lastTenth.map((kb) => kb || null),
         perChildPeakByTenth: byTenth.map((tenths) => tenths.map((kb) => kb || null)),
+        growthFirstToLastTenth: firstTenth.map((first, i) => {
+          const last = lastTenth[i];
+          return first && last ? round((last - first) / first, 3) : null;
+        }),
       },
       workerCpuSeconds: round(workerCpu, 2),
       supervisorCpuSeconds: round(supervisorCpu, 2),
@@ -307,70 +492,88 @@ async function runOne(system, ctx, { jobs, processes, concurrency, fetch, latenc
       workerCpuMicrosPerJob: round((workerCpu / jobs) * 1e6, 1),
       benchCpuSeconds: round(benchCpu, 2),
       otherCpuSeconds: round(otherCpu, 2),
-    });
+    };
     if (otherCpu !== null && otherCpu > 0.1 * seconds) {
-      result.busyWarning = `other processes used ${otherCpu.toFixed(1)} CPU-s during this ${seconds.toFixed(1)} s drain (more than 10% of a core): the machine was not quiet, so this run's figures are low`;
+      measured.busyWarning = `other processes used ${otherCpu.toFixed(1)} CPU-s during this ${seconds.toFixed(1)} s drain (more than 10% of a core): the machine was not quiet, so this run's figures are low`;
     }
-    result.rssKb.growthFirstToLastTenth = workers.map((_, i) =>
-      firstTenth[i] && lastTenth[i] ? round((lastTenth[i] - firstTenth[i]) / firstTenth[i], 3) : null,
-    );
 
-    if (latencyJobs > 0) result.latency = await measureLatency(system, ctx, latencyJobs);
+    if (latencyJobs > 0) measured.latency = await measureLatency(system, ctx, latencyJobs);
   } finally {
-    processed = await system.stop(ctx, handle).catch((error) => {
-      result.stopError = error.message;
-      return null;
-    });
+    stopped = await system.stop(ctx, handle).then(
+      (processed) => ({ processed }),
+      (error: unknown) => ({ processed: null, stopError: messageOf(error) }),
+    );
   }
-  const expected = jobs + (result.latency?.jobs ?? 0);
-  result.processed = processed;
-  result.allProcessed = processed === expected;
-  result.workerOutputLines = handle.outputLines();
-  if (result.workerOutputLines > 0) result.workerOutputTail = handle.outputTail().slice(-5);
-  if (!result.allProcessed) {
+  const { processed } = stopped;
+  const expected = jobs + (measured.latency?.jobs ?? 0);
+  const allProcessed = processed === expected;
+  const workerOutputLines = handle.outputLines();
+  const output = workerOutputLines > 0 ? { workerOutputLines, workerOutputTail: handle.outputTail().slice(-5) } : { workerOutputLines };
+  let accounting: Pick<Run, "whereabouts" | "requeuedAtStop" | "allAccountedFor" | "warning">;
+  if (!allProcessed) {
     // A job the worker had popped but not started when told to stop goes back to the queue (Sidekiq
     // requeues what it fetched while quieting): not lost, and not counted as processed.
-    result.whereabouts = await system.whereabouts(ctx).catch(() => null);
-    result.requeuedAtStop = result.whereabouts?.queued ?? 0;
-    result.allAccountedFor = processed !== null && processed + result.requeuedAtStop === expected;
-    if (!result.allAccountedFor) {
-      const where = result.whereabouts ? ` (after the stop: ${Object.entries(result.whereabouts).map(([k, v]) => `${k} ${v}`).join(", ")})` : "";
-      result.warning = `${system.label} P=${processes} C=${concurrency} reports ${processed ?? "no count of"} processed jobs, expected ${expected}${where}`;
+    const whereabouts = await system.whereabouts(ctx).catch(() => null);
+    const requeuedAtStop = whereabouts?.queued ?? 0;
+    const allAccountedFor = processed !== null && processed + requeuedAtStop === expected;
+    accounting = { whereabouts, requeuedAtStop, allAccountedFor };
+    if (!allAccountedFor) {
+      const where = whereabouts ? ` (after the stop: ${Object.entries(whereabouts).map(([k, v]) => `${k} ${v}`).join(", ")})` : "";
+      accounting.warning = `${system.label} P=${processes} C=${concurrency} reports ${processed ?? "no count of"} processed jobs, expected ${expected}${where}`;
     }
   } else {
-    result.requeuedAtStop = 0;
-    result.allAccountedFor = true;
+    accounting = { requeuedAtStop: 0, allAccountedFor: true };
   }
-  return result;
+  // The keys in the order earlier versions of the bench wrote them.
+  return {
+    system: system.key,
+    label: system.label,
+    processes,
+    concurrency,
+    fetch: system.key === "tsq" ? fetch : undefined,
+    jobs,
+    ...measured,
+    ...(stopped.stopError === undefined ? {} : { stopError: stopped.stopError }),
+    processed,
+    allProcessed,
+    ...output,
+    ...accounting,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
 
-function ratio(a, b) {
+function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
   return a && b ? round(a / b, 2) : null;
 }
 
-const median = (values) => {
-  const sorted = values.filter((v) => v !== null && v !== undefined && Number.isFinite(v)).sort((a, b) => a - b);
-  if (!sorted.length) return null;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+const median = (values: readonly (number | null | undefined)[]): number | null => {
+  const sorted = values.filter((v): v is number => v !== null && v !== undefined && Number.isFinite(v)).sort((a, b) => a - b);
+  // The middle one, or the mean of the middle two (for an odd count these are one and the same).
+  const lower = sorted[(sorted.length - 1) >> 1];
+  const upper = sorted[sorted.length >> 1];
+  if (lower === undefined || upper === undefined) return null;
+  return sorted.length % 2 ? upper : (lower + upper) / 2;
 };
 
+/** `n` with `digits` decimals, or "n/a". */
+const fixed = (n: number | null | undefined, digits: number): string => n?.toFixed(digits) ?? "n/a";
+
 /** Per (system, P, C): medians over the rounds (--repeat), with the spread of jobs/s. */
-function summarize(runs) {
-  const groups = new Map();
+function summarize(runs: readonly Run[]): Summary[] {
+  const groups = new Map<string, [Run, ...Run[]]>();
   for (const run of runs) {
     const key = `${run.system}|${run.processes}|${run.concurrency}`;
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(run);
+    const group = groups.get(key);
+    if (group) group.push(run);
+    else groups.set(key, [run]);
   }
   return [...groups.values()].map((all) => {
     const [first] = all;
     // Rounds during which other processes took CPU do not count, unless every round was like that.
     const quiet = all.filter((r) => !r.busyWarning);
     const group = quiet.length ? quiet : all;
-    const pick = (f) => group.map(f);
+    const pick = <T>(f: (run: Run) => T): T[] => group.map(f);
     const latency = group.some((r) => r.latency)
       ? {
           p50Ms: round(median(pick((r) => r.latency?.p50Ms)), 3),
@@ -386,21 +589,23 @@ function summarize(runs) {
       rounds: all.length,
       busyRoundsLeftOut: all.length - group.length,
       jobsPerSecond: round(median(pick((r) => r.jobsPerSecond))),
-      minJobsPerSecond: Math.min(...pick((r) => r.jobsPerSecond)),
-      maxJobsPerSecond: Math.max(...pick((r) => r.jobsPerSecond)),
+      // (Math.min/max read a null as 0.)
+      minJobsPerSecond: Math.min(...pick((r) => r.jobsPerSecond ?? 0)),
+      maxJobsPerSecond: Math.max(...pick((r) => r.jobsPerSecond ?? 0)),
       seconds: round(median(pick((r) => r.seconds)), 3),
       workerCpuMicrosPerJob: round(median(pick((r) => r.workerCpuMicrosPerJob)), 1),
       redisCpuMicrosPerJob: round(median(pick((r) => r.redisCpuMicrosPerJob)), 1),
-      rssPeakKb: Math.max(...group.flatMap((r) => r.rssKb.perChildPeak)),
+      rssPeakKb: Math.max(...group.flatMap((r) => r.rssKb.perChildPeak.map((kb) => kb ?? 0))),
       latency,
       allAccountedFor: all.every((r) => r.allAccountedFor),
     };
   });
 }
 
-const perChild = (values, format) => (values?.length ? values.map(format).join("/") : "n/a");
+const perChild = (values: readonly (number | null)[] | undefined, format: (value: number | null) => string): string =>
+  values?.length ? values.map((value) => format(value)).join("/") : "n/a";
 
-function runRows(runs, rounds) {
+function runRows(runs: readonly Run[], rounds: number): Cell[][] {
   return runs.map((r) => [
     r.label + (rounds > 1 ? ` #${r.round}` : ""),
     r.processes,
@@ -420,10 +625,10 @@ function runRows(runs, rounds) {
 const RUN_HEADER = ["system", "P", "C", "jobs/s", "wall s", "push jobs/s", "RSS peak MB", "RSS first→last 10% MB", "worker CPU s", "Redis CPU s", "Redis µs/job", "processed"];
 
 /** The issue's targets that this report can judge (issue 7, "Targets"). */
-function targets(report) {
-  const out = [];
+function targets(report: Report): string[] {
+  const out: string[] = [];
   const tsqRuns = report.summary.filter((r) => r.system === "tsq");
-  const verdict = (ok) => (ok ? "met" : "MISSED");
+  const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
   for (const r of report.ratios) {
     if (r.processes !== 1 || r.concurrency !== 50 || r.ratio === null) continue;
     const goal = r.peer === "BullMQ" ? 2 : 4;
@@ -431,31 +636,38 @@ function targets(report) {
   }
   for (const r of tsqRuns.filter((run) => run.processes === 2)) {
     const one = tsqRuns.find((run) => run.processes === 1 && run.concurrency === r.concurrency);
+    // (A comparison reads a null as 0.)
+    const perSecond = r.jobsPerSecond ?? 0;
     out.push(
-      `tsq P=2 C=${r.concurrency} ≥ 80,000 jobs/s: ${fmtInt(r.jobsPerSecond)} (${verdict(r.jobsPerSecond >= 80_000)})` +
-        (one ? `; more than P=1: ${fmtInt(one.jobsPerSecond)} (${verdict(r.jobsPerSecond > one.jobsPerSecond)})` : ""),
+      `tsq P=2 C=${r.concurrency} ≥ 80,000 jobs/s: ${fmtInt(r.jobsPerSecond)} (${verdict(perSecond >= 80_000)})` +
+        (one ? `; more than P=1: ${fmtInt(one.jobsPerSecond)} (${verdict(perSecond > (one.jobsPerSecond ?? 0))})` : ""),
     );
   }
-  for (const r of tsqRuns.filter((run) => run.latency)) {
-    out.push(`tsq P=${r.processes} C=${r.concurrency} latency p50 < 1 ms: ${r.latency.p50Ms.toFixed(2)} ms (${verdict(r.latency.p50Ms < 1)}); p99 < 5 ms: ${r.latency.p99Ms.toFixed(2)} ms (${verdict(r.latency.p99Ms < 5)})`);
+  for (const { processes, concurrency, latency } of tsqRuns) {
+    if (!latency) continue;
+    const { p50Ms, p99Ms } = latency;
+    out.push(`tsq P=${processes} C=${concurrency} latency p50 < 1 ms: ${fixed(p50Ms, 2)} ms (${verdict(p50Ms !== null && p50Ms < 1)}); p99 < 5 ms: ${fixed(p99Ms, 2)} ms (${verdict(p99Ms !== null && p99Ms < 5)})`);
   }
   for (const r of report.runs.filter((run) => run.system === "tsq" && run.jobs >= 1_000_000)) {
     const worst = Math.max(...r.rssKb.growthFirstToLastTenth.map((g) => g ?? Infinity));
     // The heap reaches its working size during the first tenth; from the second on, growth means a leak.
     const later = Math.max(
-      ...(r.rssKb.perChildPeakByTenth ?? []).map((tenths) => (tenths[1] && tenths[9] ? (tenths[9] - tenths[1]) / tenths[1] : Infinity)),
+      ...(r.rssKb.perChildPeakByTenth ?? []).map((tenths) => {
+        const [second, last] = [tenths[1], tenths[9]];
+        return second && last ? (last - second) / second : Infinity;
+      }),
     );
-    const signed = (g) => `${g >= 0 ? "+" : ""}${(g * 100).toFixed(1)}%`;
+    const signed = (g: number) => `${g >= 0 ? "+" : ""}${(g * 100).toFixed(1)}%`;
     out.push(`tsq P=${r.processes} C=${r.concurrency} child RSS (peak) in the last tenth of ${fmtInt(r.jobs)} jobs within 10% of the first ${fmtInt(r.jobs / 10)}'s: ${signed(worst)} (${verdict(worst <= 0.1)}); second tenth → last: ${signed(later)}`);
   }
   return out;
 }
 
-function printReport(report) {
+function printReport(report: Report): void {
   const { machine, options } = report;
   const md = options.markdown;
   const say = (line = "") => console.log(line);
-  const bullet = (line) => say(md ? `- ${line}` : `  ${line}`);
+  const bullet = (line: string) => say(md ? `- ${line}` : `  ${line}`);
   const peers = Object.values(report.peers)
     .map((p) => (p.available ? `${p.label} ${p.version}${p.ruby ? ` (Ruby ${p.ruby})` : ""}` : `${p.label}: skipped`))
     .join(" · ");
@@ -485,10 +697,11 @@ function printReport(report) {
     say(`${r.label} P=${r.processes} C=${r.concurrency}: RSS peak per tenth of the ${fmtInt(r.jobs)} jobs, MB (per child): ${curves.join(" | ")}`);
   }
 
-  const withLatency = runs.filter((r) => r.latency);
-  if (withLatency.length) {
+  const withLatency = runs.filter((r): r is Run & { latency: Latency } => Boolean(r.latency));
+  const [firstWithLatency] = withLatency;
+  if (firstWithLatency) {
     say();
-    say(`enqueue→start latency on idle workers, ${fmtInt(withLatency[0].latency.jobs)} jobs pushed one at a time:`);
+    say(`enqueue→start latency on idle workers, ${fmtInt(firstWithLatency.latency.jobs)} jobs pushed one at a time:`);
     say();
     say(
       table(
@@ -496,7 +709,7 @@ function printReport(report) {
         withLatency.map((r) => {
           const { p50Ms, p90Ms, p99Ms, maxMs, meanMs } = r.latency;
           const label = r.label + (rounds > 1 ? ` #${r.round}` : "");
-          return [label, r.processes, r.concurrency, ...[p50Ms, p90Ms, p99Ms, maxMs, meanMs].map((ms) => ms.toFixed(2))];
+          return [label, r.processes, r.concurrency, ...[p50Ms, p90Ms, p99Ms, maxMs, meanMs].map((ms) => fixed(ms, 2))];
         }),
       ),
     );
@@ -516,11 +729,11 @@ function printReport(report) {
           r.concurrency,
           fmtInt(r.jobsPerSecond),
           `${fmtInt(r.minJobsPerSecond)}–${fmtInt(r.maxJobsPerSecond)}`,
-          r.seconds.toFixed(2),
+          fixed(r.seconds, 2),
           r.workerCpuMicrosPerJob?.toFixed(0) ?? "n/a",
           r.redisCpuMicrosPerJob?.toFixed(0) ?? "n/a",
           fmtMb(r.rssPeakKb),
-          ...(r.latency ? [`${r.latency.p50Ms.toFixed(2)}/${r.latency.p99Ms.toFixed(2)}`] : []),
+          ...(r.latency ? [`${fixed(r.latency.p50Ms, 2)}/${fixed(r.latency.p99Ms, 2)}`] : []),
         ]),
       ),
     );
@@ -530,7 +743,7 @@ function printReport(report) {
     const systems = [...new Set(runs.map((r) => r.label))];
     const header = ["P", "C", ...systems.map((s) => `${s} jobs/s`), ...systems.filter((s) => s !== "tsq").map((s) => `tsq/${s}`)];
     const rows = report.sweep.map(({ processes, concurrency }) => {
-      const find = (label) => report.summary.find((r) => r.label === label && r.processes === processes && r.concurrency === concurrency);
+      const find = (label: string) => report.summary.find((r) => r.label === label && r.processes === processes && r.concurrency === concurrency);
       const tsq = find("tsq");
       return [
         processes,
@@ -569,22 +782,23 @@ function printReport(report) {
     if (r.warning) say(`\nWARNING: ${r.warning}`);
     if (r.busyWarning) say(`\nWARNING: ${where}: ${r.busyWarning}`);
     if (r.stopError) say(`\nWARNING: ${where} did not stop cleanly: ${r.stopError}`);
-    if (r.workerOutputLines > 0) say(`\nnote: ${where} printed ${r.workerOutputLines} line(s), last:\n  ${r.workerOutputTail.join("\n  ")}`);
+    if (r.workerOutputLines > 0) say(`\nnote: ${where} printed ${r.workerOutputLines} line(s), last:\n  ${(r.workerOutputTail ?? []).join("\n  ")}`);
   }
 }
 
 // ---------------------------------------------------------------------------------------------------
 
-async function main() {
-  let options;
+async function main(): Promise<void> {
+  let options: Options;
   try {
     options = parseOptions(process.argv.slice(2));
   } catch (error) {
-    console.error(`bench: ${error.message}\n\n${USAGE}`);
+    console.error(`bench: ${messageOf(error)}\n\n${USAGE}`);
     process.exit(2);
   }
   if (options.report) {
-    const report = JSON.parse(readFileSync(options.report, "utf8"));
+    const report: unknown = JSON.parse(readFileSync(options.report, "utf8"));
+    if (!isReport(report)) throw new Error(`${options.report} is not a report saved with --save`);
     if (options.markdown) useMarkdownTables();
     report.options.markdown = options.markdown;
     printReport(report);
@@ -592,17 +806,18 @@ async function main() {
   }
   installCleanupHandlers();
 
-  let tsqModule;
+  // tsq itself, as built beside this file (dist/src/index.js).
+  let tsqModule: typeof import("../src/index.js");
   try {
-    tsqModule = await import(join(root, "dist/src/index.js"));
+    tsqModule = await import("../src/index.js");
   } catch (error) {
-    throw new Error(`dist/ is missing or broken; run \`npm run build\` (or use \`npm run bench\`): ${error.message}`);
+    throw new Error(`dist/ is missing or broken; run \`npm run build\` (or use \`npm run bench\`): ${messageOf(error)}`);
   }
   const { Redis } = await import("ioredis");
 
   let redisUrl = options.redisUrl;
   let redisWhere = "from --redis-url";
-  let ownRedis;
+  let ownRedis: PrivateRedis | undefined;
   if (!redisUrl) {
     ownRedis = await startRedis();
     redisUrl = ownRedis.url;
@@ -618,7 +833,7 @@ async function main() {
     client.redis.disconnect();
   });
   const workDir = makeTempDir("tsq-bench-work-");
-  const ctx = { url: redisUrl, redis, client, workDir, redisPid: undefined, spinners: [] };
+  const ctx: BenchContext = { url: redisUrl, redis, client, workDir, redisPid: undefined, spinners: [] };
   try {
     if (options.redisUrl && (await redis.dbsize()) > 0) {
       throw new UsageError(`the database of ${options.redisUrl} is not empty; the bench flushes it between runs, so give an empty one (e.g. …/13)`);
@@ -631,8 +846,8 @@ async function main() {
     const pingMicros = await pingRoundTrip(redis);
     if (options.warmCpus) ctx.spinners = startSpinners();
 
-    const systems = [tsqSystem(root, tsqModule.VERSION)];
-    const peers = {};
+    const systems: System[] = [tsqSystem(root, tsqModule.VERSION)];
+    const peers: Record<string, PeerInfo> = {};
     for (const name of options.peers) {
       const system = name === "bullmq" ? bullmqSystem(root) : sidekiqSystem(root);
       const probe = await system.probe();
@@ -641,18 +856,18 @@ async function main() {
       else if (!options.json) console.error(`bench: skipping ${system.label}: ${probe.reason}`);
     }
 
-    const configs = options.sweep
+    const configs: Config[] = options.sweep
       ? [1, 2, 4].flatMap((processes) => [10, 50].map((concurrency) => ({ processes, concurrency })))
       : [{ processes: options.processes, concurrency: options.concurrency }];
 
-    const runs = [];
-    const discarded = []; // busy runs redone (--retry-busy)
+    const runs: Run[] = [];
+    const discarded: Run[] = []; // busy runs redone (--retry-busy)
     for (const config of configs) {
       for (let turn = 1; turn <= options.repeat; turn++) {
         for (const system of systems) {
           const which = `${system.label} P=${config.processes} C=${config.concurrency}${options.repeat > 1 ? ` #${turn}` : ""}`;
           if (!options.json) process.stderr.write(`bench: ${which}, ${fmtInt(options.jobs)} jobs…\n`);
-          let run;
+          let run: Run;
           for (let attempt = 0; ; attempt++) {
             run = await runOne(system, ctx, { ...options, ...config });
             run.round = turn;
@@ -670,13 +885,13 @@ async function main() {
     }
 
     const summary = summarize(runs);
-    const ratios = [];
+    const ratios: Ratio[] = [];
     for (const peer of summary.filter((s) => s.system !== "tsq")) {
       const tsq = summary.find((s) => s.system === "tsq" && s.processes === peer.processes && s.concurrency === peer.concurrency);
       ratios.push({ peer: peer.label, processes: peer.processes, concurrency: peer.concurrency, ratio: ratio(tsq?.jobsPerSecond, peer.jobsPerSecond) });
     }
 
-    const report = {
+    const report: Report = {
       machine: {
         tsq: tsqModule.VERSION,
         node: process.version,
@@ -713,9 +928,11 @@ async function main() {
 }
 
 main()
-  .catch((error) => {
+  .catch((error: unknown) => {
     if (isInterrupted()) return new Promise(() => {}); // the signal handler cleans up and exits
-    console.error(error instanceof UsageError ? `bench: ${error.message}` : `bench failed: ${error.stack ?? error}`);
+    console.error(
+      error instanceof UsageError ? `bench: ${error.message}` : `bench failed: ${error instanceof Error ? (error.stack ?? error) : error}`,
+    );
     process.exitCode = error instanceof UsageError ? 2 : 1;
   })
   .finally(() => process.exit());

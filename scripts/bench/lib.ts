@@ -1,25 +1,43 @@
 // Shared plumbing for `npm run bench`: a private redis-server, a registry of every process the bench
 // starts (so nothing outlives it, even on an error or Ctrl-C), /proc sampling (RSS, CPU) and small
-// statistics helpers. Plain ESM so the bench runs without a compile step.
-import { spawn, spawnSync } from "node:child_process";
+// statistics helpers. Compiled with the rest of the project (dist/scripts/bench/lib.js).
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Redis } from "ioredis";
 
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The message of whatever was thrown. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 // ---------------------------------------------------------------------------------------------------
 // Processes: every child is started in its own process group (detached), so one kill(-pgid) also
 // reaches what it forked (tsq-cluster's children). `cleanupAll` is idempotent and is called from the
 // normal path, from SIGINT/SIGTERM and, synchronously with SIGKILL, from process 'exit'.
 
-const live = new Map(); // pid -> { child, name }
-const tempDirs = new Set();
+/** How a tracked child ended. */
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
-const beforeCleanup = new Set();
+/** A child started by spawnTracked(): the last lines of its output, and a promise of its exit. */
+export interface TrackedChild extends ChildProcess {
+  output(): { lines: number; tail: string[] };
+  exited: Promise<ExitStatus>;
+}
+
+export type SpawnTrackedOptions = SpawnOptions & { last?: boolean };
+
+const live = new Map<number, { child: TrackedChild; name: string; last: boolean }>(); // pid -> { child, name }
+const tempDirs = new Set<string>();
+
+const beforeCleanup = new Set<() => unknown>();
 /** `fn` runs (once) before a cleanup kills anything: e.g. closing the bench's own Redis connections. */
-export function onCleanup(fn) {
+export function onCleanup(fn: () => unknown): void {
   beforeCleanup.add(fn);
 }
 
@@ -27,12 +45,12 @@ export function onCleanup(fn) {
  * spawn() that registers the child for cleanup and keeps the last lines of its output. `last: true`
  * (redis-server) is stopped only after every other tracked process is gone.
  */
-export function spawnTracked(name, command, args, options = {}) {
+export function spawnTracked(name: string, command: string, args: readonly string[], options: SpawnTrackedOptions = {}): TrackedChild {
   const { last = false, ...spawnOptions } = options;
-  const child = spawn(command, args, { ...spawnOptions, detached: true, stdio: spawnOptions.stdio ?? ["ignore", "pipe", "pipe"] });
-  const tail = [];
+  const spawned = spawn(command, args, { ...spawnOptions, detached: true, stdio: spawnOptions.stdio ?? ["ignore", "pipe", "pipe"] });
+  const tail: string[] = [];
   let lines = 0;
-  const keep = (data) => {
+  const keep = (data: Buffer | string) => {
     for (const line of data.toString().split("\n")) {
       if (!line.trim()) continue;
       lines++;
@@ -40,20 +58,24 @@ export function spawnTracked(name, command, args, options = {}) {
       if (tail.length > 30) tail.shift();
     }
   };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  child.output = () => ({ lines, tail: [...tail] });
-  child.exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  spawned.stdout?.on("data", keep);
+  spawned.stderr?.on("data", keep);
+  const child: TrackedChild = Object.assign(spawned, {
+    output: () => ({ lines, tail: [...tail] }),
+    exited: new Promise<ExitStatus>((resolve) => spawned.once("exit", (code, signal) => resolve({ code, signal }))),
+  });
   child.once("error", (error) => keep(`${name}: ${error.message}`));
-  if (child.pid !== undefined) {
-    live.set(child.pid, { child, name, last });
-    child.once("exit", () => live.delete(child.pid));
+  const pid = child.pid;
+  if (pid !== undefined) {
+    live.set(pid, { child, name, last });
+    child.once("exit", () => live.delete(pid));
   }
   return child;
 }
 
 /** A detached child leads its own process group (pgid = its pid), so this reaches it and what it forked. */
-function killGroup(pid, signal) {
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return; // never started
   try {
     process.kill(-pid, signal);
   } catch {
@@ -62,13 +84,16 @@ function killGroup(pid, signal) {
 }
 
 /** Ends one tracked child: `signal` to the process itself, then SIGKILL to its group after `graceMs`. */
-export async function stopTracked(child, { signal = "SIGTERM", graceMs = 10_000 } = {}) {
+export async function stopTracked(
+  child: TrackedChild | undefined,
+  { signal = "SIGTERM", graceMs = 10_000 }: { signal?: NodeJS.Signals; graceMs?: number } = {},
+): Promise<ExitStatus | undefined> {
   if (!child || child.exitCode !== null || child.signalCode !== null) {
     if (child?.pid) killGroup(child.pid, "SIGKILL"); // stray grandchildren, if any
     return child?.exited;
   }
   try {
-    process.kill(child.pid, signal);
+    if (child.pid !== undefined) process.kill(child.pid, signal);
   } catch {
     // gone meanwhile
   }
@@ -79,7 +104,7 @@ export async function stopTracked(child, { signal = "SIGTERM", graceMs = 10_000 
   return result;
 }
 
-export function makeTempDir(prefix) {
+export function makeTempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   tempDirs.add(dir);
   return dir;
@@ -89,7 +114,7 @@ export function makeTempDir(prefix) {
  * Every tracked process: SIGTERM, up to `graceMs`, then SIGKILL to its whole group; workers first,
  * redis-server last (a worker that loses Redis first only logs reconnect errors).
  */
-export async function cleanupAll(graceMs = 3_000) {
+export async function cleanupAll(graceMs = 3_000): Promise<void> {
   for (const fn of beforeCleanup) {
     beforeCleanup.delete(fn);
     try {
@@ -102,7 +127,7 @@ export async function cleanupAll(graceMs = 3_000) {
     const entries = [...live.values()].filter((entry) => entry.last === last);
     for (const { child } of entries) killGroup(child.pid, "SIGTERM");
     const deadline = Date.now() + graceMs;
-    while (entries.some(({ child }) => live.has(child.pid)) && Date.now() < deadline) await sleep(50);
+    while (entries.some(({ child }) => child.pid !== undefined && live.has(child.pid)) && Date.now() < deadline) await sleep(50);
     for (const { child } of entries) killGroup(child.pid, "SIGKILL");
   }
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
@@ -110,17 +135,17 @@ export async function cleanupAll(graceMs = 3_000) {
 }
 
 /** Last resort (process 'exit' is synchronous): SIGKILL every group still registered. */
-export function killAllNow() {
+export function killAllNow(): void {
   for (const { child } of live.values()) killGroup(child.pid, "SIGKILL");
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 }
 
 let interrupted = false;
 /** True once SIGINT/SIGTERM/SIGHUP arrived: errors after that are side effects of the cleanup. */
-export const isInterrupted = () => interrupted;
+export const isInterrupted = (): boolean => interrupted;
 
-export function installCleanupHandlers(log = (line) => process.stderr.write(`${line}\n`)) {
-  const onSignal = (signal) => {
+export function installCleanupHandlers(log = (line: string): unknown => process.stderr.write(`${line}\n`)): void {
+  const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) {
       killAllNow();
       process.exit(130);
@@ -138,19 +163,31 @@ export function installCleanupHandlers(log = (line) => process.stderr.write(`${l
 // ---------------------------------------------------------------------------------------------------
 // Redis
 
-export function freePort() {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
+      const address = server.address();
+      if (address === null || typeof address === "string") {
+        server.close(() => reject(new Error(`a TCP listener has no port: ${address}`)));
+        return;
+      }
+      const { port } = address;
       server.close(() => resolve(port));
     });
   });
 }
 
 /** A private redis-server on a free loopback port, no persistence. Resolves once it accepts connections. */
-export async function startRedis() {
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  child: TrackedChild;
+  dir: string;
+}
+
+export async function startRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = makeTempDir("tsq-bench-redis-");
   const child = spawnTracked(
@@ -159,18 +196,20 @@ export async function startRedis() {
     ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
     { cwd: dir, last: true },
   );
+  const { stdout, stderr } = child;
+  if (!stdout || !stderr) throw new Error("redis-server: its output is not piped"); // spawnTracked pipes both
   let output = "";
-  await new Promise((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
-    const onData = (data) => {
+    const onData = (data: Buffer | string) => {
       output += data.toString();
       if (output.includes("Ready to accept connections")) {
         clearTimeout(timer);
         resolve();
       }
     };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
+    stdout.on("data", onData);
+    stderr.on("data", onData);
     child.once("error", (error) => {
       clearTimeout(timer);
       reject(new Error(`cannot run redis-server (${error.message}); install it, e.g. apt-get install -y redis-server`));
@@ -180,22 +219,22 @@ export async function startRedis() {
       reject(new Error(`redis-server exited with ${code}:\n${output}`));
     });
   });
-  child.stdout.removeAllListeners("data");
-  child.stderr.removeAllListeners("data");
-  child.stdout.resume();
-  child.stderr.resume();
+  stdout.removeAllListeners("data");
+  stderr.removeAllListeners("data");
+  stdout.resume();
+  stderr.resume();
   return { url: `redis://127.0.0.1:${port}/0`, port, child, dir };
 }
 
 /** used_cpu_sys + used_cpu_user of the server, in seconds. */
-export async function redisCpuSeconds(redis) {
+export async function redisCpuSeconds(redis: Redis): Promise<number> {
   const info = await redis.info("cpu");
-  const field = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? NaN);
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? NaN);
   return field("used_cpu_sys") + field("used_cpu_user");
 }
 
 /** Clients blocked in a blocking command (BRPOP, BLMOVE, BZPOPMIN…): a sign the workers are idle and fetching. */
-export async function blockedClients(redis) {
+export async function blockedClients(redis: Redis): Promise<number> {
   const info = await redis.info("clients");
   return Number(/^blocked_clients:(\d+)/m.exec(info)?.[1] ?? 0);
 }
@@ -209,7 +248,7 @@ const CLK_TCK = (() => {
 })();
 
 /** Resident set size in KB, or null when the process is gone or /proc is missing. */
-export function rssKb(pid) {
+export function rssKb(pid: number): number | null {
   try {
     const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return match ? Number(match[1]) : null;
@@ -219,7 +258,7 @@ export function rssKb(pid) {
 }
 
 /** User + system CPU seconds of one process, or null. */
-export function cpuSeconds(pid) {
+export function cpuSeconds(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -236,10 +275,10 @@ export function cpuSeconds(pid) {
  * Per-process times rather than /proc/stat's machine total, which in a VM loses the ticks the host
  * took away (it reads less than the processes' own times add up to).
  */
-export function otherProcessesCpu(exclude) {
+export function otherProcessesCpu(exclude: Iterable<number>): Map<number, number> | null {
   const skip = new Set(exclude);
-  const snapshot = new Map();
-  let entries;
+  const snapshot = new Map<number, number>();
+  let entries: string[];
   try {
     entries = readdirSync("/proc");
   } catch {
@@ -261,7 +300,7 @@ export function otherProcessesCpu(exclude) {
 }
 
 /** CPU seconds used between two otherProcessesCpu() snapshots (a process new in `after` counts whole). */
-export function cpuBetween(before, after) {
+export function cpuBetween(before: Map<number, number> | null, after: Map<number, number> | null): number | null {
   if (!before || !after) return null;
   let sum = 0;
   for (const [pid, seconds] of after) sum += seconds - (before.get(pid) ?? 0);
@@ -269,8 +308,8 @@ export function cpuBetween(before, after) {
 }
 
 /** Direct children of `pid` (every thread's), from /proc/<pid>/task/<tid>/children, else a /proc scan. */
-export function childPids(pid) {
-  const found = new Set();
+export function childPids(pid: number): number[] {
+  const found = new Set<number>();
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       const text = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
@@ -301,35 +340,38 @@ export function childPids(pid) {
 // Numbers
 
 /** Nearest-rank percentile of an ascending array. */
-export function percentile(sorted, p) {
+export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
   const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] ?? NaN;
 }
 
-export function round(value, digits = 0) {
+export function round(value: number | null | undefined, digits = 0): number | null {
   if (value === null || value === undefined || !Number.isFinite(value)) return null;
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
 
-export const fmtInt = (n) => (n === null || n === undefined || !Number.isFinite(n) ? "n/a" : Math.round(n).toLocaleString("en-US"));
-export const fmtMb = (kb) => (kb === null || kb === undefined ? "n/a" : (kb / 1024).toFixed(0));
+export const fmtInt = (n: number | null | undefined): string => (n === null || n === undefined || !Number.isFinite(n) ? "n/a" : Math.round(n).toLocaleString("en-US"));
+export const fmtMb = (kb: number | null | undefined): string => (kb === null || kb === undefined ? "n/a" : (kb / 1024).toFixed(0));
 
 let markdownTables = false;
 /** From now on, table() prints GitHub Markdown (for docs/performance.md). */
-export function useMarkdownTables() {
+export function useMarkdownTables(): void {
   markdownTables = true;
 }
 
+export type Cell = string | number | null | undefined;
+
 /** A plain text (or Markdown) table: first column left-aligned, the rest right-aligned. */
-export function table(header, rows) {
+export function table(header: readonly string[], rows: readonly (readonly Cell[])[]): string {
   const cells = rows.map((row) => row.map((cell) => String(cell ?? "")));
   if (markdownTables) {
-    const md = (row) => `| ${row.map((cell) => cell.replaceAll("|", "\\|")).join(" | ")} |`;
+    const md = (row: readonly string[]) => `| ${row.map((cell) => cell.replaceAll("|", "\\|")).join(" | ")} |`;
     return [md(header), `|${header.map((_, c) => (c === 0 ? ":---" : "---:")).join("|")}|`, ...cells.map(md)].join("\n");
   }
   const widths = header.map((h, c) => Math.max(h.length, ...cells.map((row) => (row[c] ?? "").length)));
-  const line = (row) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  ");
+  const line = (row: readonly string[]) =>
+    row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join("  ");
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map(line)].join("\n");
 }

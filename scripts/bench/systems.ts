@@ -13,17 +13,70 @@
 //
 // The handle gives workerPids() (the processes that run jobs: RSS is per one of these), allPids()
 // (also a supervisor, for CPU) and check(), which throws if a process died during the run.
-import { fork, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { blockedClients, childPids, onCleanup, sleep, spawnTracked, stopTracked } from "./lib.mjs";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Client } from "../../src/index.js";
+import { blockedClients, childPids, messageOf, onCleanup, sleep, spawnTracked, stopTracked, type TrackedChild } from "./lib.js";
+
+export type SystemKey = "tsq" | "bullmq" | "sidekiq";
+export type FetchStrategy = "basic" | "reliable";
+
+/** What every system is driven with: the Redis under test, tsq's client on it, a scratch directory. */
+export interface BenchContext {
+  url: string;
+  redis: Redis;
+  client: Client;
+  workDir: string;
+  /** redis-server's pid: its CPU is Redis's, not "other processes'". */
+  redisPid: number | undefined;
+  /** --warm-cpus spin loops. */
+  spinners: number[];
+}
+
+export type Probe = { available: true; version: string; ruby?: string } | { available: false; reason: string };
+
+/** After a stop: where the jobs are that the system does not count as processed. */
+export interface Whereabouts {
+  queued: number;
+  [place: string]: number;
+}
+
+export interface Handle {
+  roots: TrackedChild[];
+  workerPids(): number[];
+  allPids(): number[];
+  check(): void;
+  describeOutput(): string;
+  outputLines(): number;
+  outputTail(): string[];
+  markStopping(): void;
+  /** Finds the worker processes once they are up (tsq-cluster's children); a no-op elsewhere. */
+  discover(): void;
+}
+
+export interface System {
+  key: SystemKey;
+  label: string;
+  probe(): Promise<Probe>;
+  enqueue(ctx: BenchContext, n: number): Promise<void>;
+  start(ctx: BenchContext, config: { processes: number; concurrency: number; fetch: FetchStrategy }): Promise<Handle>;
+  ready(ctx: BenchContext, handle: Handle, processes: number): Promise<void>;
+  release(ctx: BenchContext): Promise<unknown>;
+  remaining(ctx: BenchContext): Promise<number>;
+  pushLatency(ctx: BenchContext, hrtime: string): Promise<unknown>;
+  stop(ctx: BenchContext, handle: Handle): Promise<number | null>;
+  whereabouts(ctx: BenchContext): Promise<Whereabouts>;
+}
 
 const STAGED = "bench:staged";
 const SIDEKIQ_QUEUE = "queue:default";
 const BOOT_TIMEOUT_MS = 60_000;
 
 /** Waits until `condition()` holds, or throws `what` (with the output of the processes) after `timeoutMs`. */
-async function waitFor(condition, what, handle, timeoutMs = BOOT_TIMEOUT_MS) {
+async function waitFor(condition: () => Promise<boolean>, what: string, handle: Handle, timeoutMs = BOOT_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     handle.check();
@@ -33,7 +86,7 @@ async function waitFor(condition, what, handle, timeoutMs = BOOT_TIMEOUT_MS) {
 }
 
 /** Every process is known to Redis and at least `processes` clients sit in a blocking fetch. */
-async function waitIdle(ctx, handle, processes, registered) {
+async function waitIdle(ctx: BenchContext, handle: Handle, processes: number, registered: () => Promise<boolean>): Promise<void> {
   await waitFor(registered, "the workers did not all register", handle);
   // A worker that polls instead of blocking would never show up here; give it 3 s, then go on.
   const deadline = Date.now() + 3_000;
@@ -43,11 +96,11 @@ async function waitIdle(ctx, handle, processes, registered) {
 }
 
 /** Handle over tracked children. `workers()` lists the job-running pids. */
-function makeHandle(name, roots, workers) {
+function makeHandle(name: string, roots: TrackedChild[], workers: () => number[], discover: () => void = () => {}): Handle {
   let stopping = false;
-  const died = [];
+  const died: string[] = [];
   for (const child of roots) {
-    child.exited.then(({ code, signal }) => {
+    void child.exited.then(({ code, signal }) => {
       if (!stopping) died.push(`${name} process ${child.pid} exited (${signal ?? `code ${code}`})`);
     });
   }
@@ -61,7 +114,7 @@ function makeHandle(name, roots, workers) {
   return {
     roots,
     workerPids: workers,
-    allPids: () => [...new Set([...roots.map((c) => c.pid), ...workers()])],
+    allPids: () => [...new Set([...roots.flatMap((c) => (c.pid === undefined ? [] : [c.pid])), ...workers()])],
     check() {
       if (died.length) throw new Error(`${died.join("; ")}${describeOutput()}`);
     },
@@ -71,22 +124,28 @@ function makeHandle(name, roots, workers) {
     markStopping() {
       stopping = true;
     },
+    discover,
   };
 }
 
 /** Sidekiq-layout push shared by tsq and Ruby Sidekiq: tsq's client (same wire format), then hidden. */
-async function pushSidekiqJobs(ctx, n) {
+async function pushSidekiqJobs(ctx: BenchContext, n: number): Promise<void> {
   await ctx.client.pushBulk({ class: "NoopJob", args: Array.from({ length: n }, () => []) });
   // Park the list under another name so that no worker sees a job before the clock starts.
   await ctx.redis.rename(SIDEKIQ_QUEUE, STAGED);
 }
 
-async function readProcessed(ctx) {
+/** The pids of the children that started (a failed spawn has none). */
+function pidsOf(children: readonly TrackedChild[]): number[] {
+  return children.flatMap((c) => (c.pid === undefined ? [] : [c.pid]));
+}
+
+async function readProcessed(ctx: BenchContext): Promise<number> {
   return Number((await ctx.redis.get("stat:processed")) ?? 0);
 }
 
 /** Sidekiq layout: what is left after the stop, to tell a lost job from a requeued or failed one. */
-async function sidekiqWhereabouts(ctx) {
+async function sidekiqWhereabouts(ctx: BenchContext): Promise<Whereabouts> {
   const [queued, failed, retry, dead] = await Promise.all([
     ctx.redis.llen(SIDEKIQ_QUEUE),
     ctx.redis.get("stat:failed"),
@@ -98,7 +157,7 @@ async function sidekiqWhereabouts(ctx) {
 
 // ---------------------------------------------------------------------------------------------------
 
-export function tsqSystem(root, tsqVersion) {
+export function tsqSystem(root: string, tsqVersion: string): System {
   const jobsModule = join(root, "dist/examples/demoJobs.js");
   return {
     key: "tsq",
@@ -115,12 +174,11 @@ export function tsqSystem(root, tsqVersion) {
         cwd: ctx.workDir, // no config/tsq.yml of the caller's is picked up
         env: { ...process.env, TSQ_LOG_LEVEL: "warn" },
       });
-      let workers = processes === 1 ? [child.pid] : [];
-      const handle = makeHandle("tsq", [child], () => workers);
-      handle.discover = () => {
-        if (processes > 1) workers = childPids(child.pid);
-      };
-      return handle;
+      const pid = child.pid;
+      let workers = processes === 1 && pid !== undefined ? [pid] : [];
+      return makeHandle("tsq", [child], () => workers, () => {
+        if (processes > 1 && pid !== undefined) workers = childPids(pid);
+      });
     },
     async ready(ctx, handle, processes) {
       await waitIdle(ctx, handle, processes, async () => (await ctx.redis.scard("processes")) >= processes);
@@ -140,69 +198,103 @@ export function tsqSystem(root, tsqVersion) {
 
 // ---------------------------------------------------------------------------------------------------
 
-export function bullmqSystem(root) {
-  const script = join(root, "scripts/bench/bullmq-worker.mjs");
+/** What the bench puts in a BullMQ job: nothing (noop), or the push time (latency). */
+export interface BullmqJobData {
+  t?: string;
+}
+
+/** IPC from a bullmq-worker process. */
+export type BullmqWorkerMessage = { type: "ready"; pid?: number } | { type: "done"; completed: number; failed: number };
+
+/** A message from the worker process is untyped: check it is one of ours. */
+function asWorkerMessage(message: unknown): BullmqWorkerMessage | null {
+  if (typeof message !== "object" || message === null || !("type" in message)) return null;
+  if (message.type === "ready") return { type: "ready" };
+  if (
+    message.type === "done" &&
+    "completed" in message &&
+    typeof message.completed === "number" &&
+    "failed" in message &&
+    typeof message.failed === "number"
+  ) {
+    return { type: "done", completed: message.completed, failed: message.failed };
+  }
+  return null;
+}
+
+export function bullmqSystem(root: string): System {
+  // Forked by the bench: the compiled scripts/bench/bullmq-worker.ts.
+  const script = join(root, "dist/scripts/bench/bullmq-worker.js");
   const QUEUE = "bench";
-  let bullmq;
-  let queue;
-  let queueConnection;
-  const counts = new Map(); // pid -> {completed, failed}
+  let bullmq: typeof import("bullmq") | undefined;
+  let queue: Queue<BullmqJobData, void, "noop" | "latency"> | undefined;
+  let queueConnection: Redis | undefined;
+  const counts = new Map<TrackedChild, { completed: number; failed: number }>(); // child -> {completed, failed}
+  const readyChildren = new Set<TrackedChild>(); // children that reported "ready"
   return {
     key: "bullmq",
     label: "BullMQ",
     async probe() {
       try {
         bullmq = await import("bullmq");
-        const { version } = JSON.parse(readFileSync(join(root, "node_modules/bullmq/package.json"), "utf8"));
+        const manifest: unknown = JSON.parse(readFileSync(join(root, "node_modules/bullmq/package.json"), "utf8"));
+        const version =
+          typeof manifest === "object" && manifest !== null && "version" in manifest && typeof manifest.version === "string"
+            ? manifest.version
+            : "unknown";
         return { available: true, version };
       } catch (error) {
         return {
           available: false,
           reason:
-            `bullmq (a devDependency) is not installed; run \`npm ci\` without --omit=dev: ${error.message}`,
+            `bullmq (a devDependency) is not installed; run \`npm ci\` without --omit=dev: ${messageOf(error)}`,
         };
       }
     },
     async enqueue(ctx, n) {
+      if (!bullmq) throw new Error("BullMQ: enqueue() before a successful probe()");
       const { Redis } = await import("ioredis");
-      queueConnection = new Redis(ctx.url, { maxRetriesPerRequest: null });
-      queueConnection.on("error", () => {});
-      queue = new bullmq.Queue(QUEUE, { connection: queueConnection });
-      queue.on("error", () => {}); // after a Ctrl-C, Redis may be gone first
+      const connection = new Redis(ctx.url, { maxRetriesPerRequest: null });
+      queueConnection = connection;
+      connection.on("error", () => {});
+      const q = new bullmq.Queue<BullmqJobData, void, "noop" | "latency">(QUEUE, { connection });
+      queue = q;
+      q.on("error", () => {}); // after a Ctrl-C, Redis may be gone first
       onCleanup(() => queueConnection?.disconnect());
-      await queue.waitUntilReady();
+      await q.waitUntilReady();
       // Paused: jobs wait in the list but no worker takes one until resume() starts the clock.
-      await queue.pause();
+      await q.pause();
       const CHUNK = 1_000;
       for (let i = 0; i < n; i += CHUNK) {
         const size = Math.min(CHUNK, n - i);
         // removeOnComplete: a finished job leaves nothing behind, as in tsq and Sidekiq.
-        await queue.addBulk(Array.from({ length: size }, () => ({ name: "noop", data: {}, opts: { removeOnComplete: true } })));
+        await q.addBulk(Array.from({ length: size }, () => ({ name: "noop" as const, data: {}, opts: { removeOnComplete: true } })));
       }
     },
     async start(ctx, { processes, concurrency }) {
       counts.clear();
-      const children = [];
+      readyChildren.clear();
+      const children: TrackedChild[] = [];
       for (let i = 0; i < processes; i++) {
         const child = spawnTracked("bullmq", process.execPath, [script, ctx.url, QUEUE, String(concurrency)], {
           cwd: ctx.workDir,
           stdio: ["ignore", "pipe", "pipe", "ipc"],
         });
-        child.ready = false;
-        child.on("message", (message) => {
-          if (message?.type === "ready") child.ready = true;
-          if (message?.type === "done") counts.set(child.pid, message);
+        child.on("message", (raw) => {
+          const message = asWorkerMessage(raw);
+          if (message?.type === "ready") readyChildren.add(child);
+          if (message?.type === "done") counts.set(child, { completed: message.completed, failed: message.failed });
         });
         children.push(child);
       }
-      return makeHandle("bullmq", children, () => children.map((c) => c.pid));
+      return makeHandle("bullmq", children, () => pidsOf(children));
     },
     async ready(ctx, handle, processes) {
-      await waitIdle(ctx, handle, processes, async () => handle.roots.every((c) => c.ready));
+      await waitIdle(ctx, handle, processes, async () => handle.roots.every((c) => readyChildren.has(c)));
     },
-    release: () => queue.resume(),
+    release: () => enqueued(queue).resume(),
     remaining: (ctx) => ctx.redis.llen(`bull:${QUEUE}:wait`),
-    pushLatency: (ctx, hrtime) => queue.add("latency", { t: hrtime }, { removeOnComplete: true }),
+    pushLatency: (ctx, hrtime) => enqueued(queue).add("latency", { t: hrtime }, { removeOnComplete: true }),
     async stop(ctx, handle) {
       handle.markStopping();
       await Promise.all(handle.roots.map((child) => stopTracked(child, { signal: "SIGTERM", graceMs: 20_000 })));
@@ -223,9 +315,15 @@ export function bullmqSystem(root) {
   };
 }
 
+/** The queue enqueue() made: release() and pushLatency() come after it. */
+function enqueued<Q>(queue: Q | undefined): Q {
+  if (queue === undefined) throw new Error("BullMQ: the queue is used before enqueue()");
+  return queue;
+}
+
 // ---------------------------------------------------------------------------------------------------
 
-export function sidekiqSystem(root) {
+export function sidekiqSystem(root: string): System {
   const jobsFile = join(root, "scripts/bench/sidekiq_jobs.rb");
   return {
     key: "sidekiq",
@@ -241,7 +339,7 @@ export function sidekiqSystem(root) {
     },
     enqueue: pushSidekiqJobs,
     async start(ctx, { processes, concurrency }) {
-      const children = [];
+      const children: TrackedChild[] = [];
       for (let i = 0; i < processes; i++) {
         children.push(
           spawnTracked("sidekiq", "sidekiq", ["-r", jobsFile, "-c", String(concurrency), "-q", "default", "-t", "5", "-e", "production"], {
@@ -250,7 +348,7 @@ export function sidekiqSystem(root) {
           }),
         );
       }
-      return makeHandle("sidekiq", children, () => children.map((c) => c.pid));
+      return makeHandle("sidekiq", children, () => pidsOf(children));
     },
     async ready(ctx, handle, processes) {
       await waitIdle(ctx, handle, processes, async () => (await ctx.redis.scard("processes")) >= processes);
