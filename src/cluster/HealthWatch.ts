@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { workKey, processKey } from "../keys.js";
 import { toEpochSeconds, nowSeconds } from "../timestamps.js";
 import type { Child, Supervisor, SupervisorOptions } from "./Supervisor.js";
+import { batchJobs } from "../server/ProcessState.js";
 
 /** RSS of another process in bytes (Linux /proc), or undefined if it cannot be read. */
 export function processRssBytes(pid: number): number | undefined {
@@ -90,7 +91,7 @@ export class HealthWatch {
     });
     // The heartbeat's work hash misses a job that blocked the event loop right after it started; the
     // child reported its batch over IPC before it blocked.
-    for (const job of child.lastBatch) {
+    for (const job of batchJobs(this.supervisor.lastBatchOf(child))) {
       if (!jobs.some((j) => "jid" in j && j.jid === job.jid)) jobs.push({ jid: job.jid, class: job.class, queue: job.queue });
     }
     logger.error(

@@ -13,6 +13,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { PROCESSES, legacyWorkKey, workKey } from "../keys.js";
 import type { Logger } from "../logger.js";
 import type { TsqRedis } from "../redis/connection.js";
@@ -20,7 +21,8 @@ import type { WorkerOptions } from "../config/options.js";
 import type { ChildPlan } from "./groups.js";
 import { CHILD_ENV, isFromChild, type ChildSpec, type ToChild } from "./ipc.js";
 import { HealthWatch } from "./HealthWatch.js";
-import type { StartedJob } from "../server/ProcessState.js";
+import { childExecArgv } from "./childExecArgv.js";
+import { makeBatchDir, readBatchFile, removeBatchFiles } from "./batchFile.js";
 import { recoverIdentity } from "../server/recovery.js";
 
 export type RestartReason = "crash" | "memory" | "hang" | "rolling";
@@ -47,8 +49,10 @@ export interface Child {
   /** Why the supervisor itself is ending this child; undefined for an unexpected exit. */
   retiring: RestartReason | undefined;
   fatal: string | undefined;
-  /** The child's latest fetched batch, reported over IPC before those jobs started. */
-  lastBatch: StartedJob[];
+  /** Where the child writes each fetched batch before its jobs start (describeBatch text). */
+  batchFile: string | undefined;
+  /** The latest batch reported over IPC instead, by a child that could not open its batch file. */
+  lastBatch: string;
 }
 
 interface Slot {
@@ -78,6 +82,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private stopping: Promise<number> | undefined;
   private rolling = false;
   private failedExits = 0;
+  private batchDir: string | undefined;
+  private forks = 0;
   private gaveUp = false;
   private resolveGiveUp: ((code: number) => void) | undefined;
   /** Resolves with the exit code when the cluster has stopped (or given up). */
@@ -91,7 +97,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   }
 
   start(): void {
-    cluster.setupPrimary({ exec: fileURLToPath(new URL("./childMain.js", import.meta.url)), args: [] });
+    try {
+      this.batchDir = makeBatchDir();
+    } catch (error) {
+      this.options.logger.warn({ err: error }, "no private temporary directory for batch files; children report batches over IPC");
+    }
+    cluster.setupPrimary({ exec: fileURLToPath(new URL("./childMain.js", import.meta.url)), args: [], execArgv: childExecArgv() });
     cluster.on("exit", (worker, code, signal) => this.onExit(worker, code, signal));
     for (const slot of this.slots) this.fork(slot);
     this.watch.start();
@@ -173,9 +184,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   }
 
   private fork(slot: Slot): Child {
-    const spec: ChildSpec = { plan: slot.plan, options: this.options.worker };
+    const batchFile = this.batchDir === undefined ? undefined : join(this.batchDir, `child-${slot.plan.index}-${++this.forks}`);
+    const spec: ChildSpec = { plan: slot.plan, options: this.options.worker, ...(batchFile ? { batchFile } : {}) };
     const worker = cluster.fork({ [CHILD_ENV]: JSON.stringify(spec) });
-    const child: Child = { worker, slot, identity: undefined, forkedAt: performance.now(), readyAt: undefined, retiring: undefined, fatal: undefined, lastBatch: [] };
+    const child: Child = { worker, slot, identity: undefined, forkedAt: performance.now(), readyAt: undefined, retiring: undefined, fatal: undefined, batchFile, lastBatch: "" };
     this.children.set(worker.id, child);
     slot.current = child;
     worker.on("message", (message: unknown) => {
@@ -191,7 +203,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       } else if (message.type === "fatal") {
         child.fatal = message.message;
       } else if (message.type === "started") {
-        child.lastBatch = message.jobs;
+        child.lastBatch = message.batch;
       }
     });
     // A child that exits before the IPC channel is up still reports through cluster's "exit".
@@ -214,10 +226,16 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     });
   }
 
+  /** The jobs of the child's latest fetched batch (describeBatch text). */
+  lastBatchOf(child: Child): string {
+    return child.batchFile ? readBatchFile(child.batchFile) || child.lastBatch : child.lastBatch;
+  }
+
   private onExit(worker: Worker, code: number | null, signal: string | null): void {
     const child = this.children.get(worker.id);
     if (!child) return;
     this.children.delete(worker.id);
+    if (child.batchFile) removeBatchFiles(child.batchFile);
     this.emit("exit", child, code, signal);
     void this.prune(child);
     const { slot } = child;
@@ -286,6 +304,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     }, (this.options.worker.timeout + KILL_GRACE) * 1000);
     await Promise.all(exits);
     clearTimeout(killer);
+    if (this.batchDir) removeBatchFiles(this.batchDir);
     const code = this.gaveUp || this.failedExits > 0 ? 1 : 0;
     this.resolveGiveUp?.(code);
     return code;

@@ -4,7 +4,6 @@
  */
 import type { ChildPlan } from "./groups.js";
 import type { WorkerOptions } from "../config/options.js";
-import type { StartedJob } from "../server/ProcessState.js";
 import type { MetricFamily } from "../metrics/exposition.js";
 
 /**
@@ -22,8 +21,8 @@ export type FromChild =
   | { type: "identity"; identity: string }
   | { type: "ready"; identity: string }
   | { type: "fatal"; message: string }
-  /** The jobs of a fetched batch, sent before any of them starts: a child that then blocks its event loop has already told. */
-  | { type: "started"; jobs: StartedJob[] }
+  /** The jobs of a fetched batch, sent before any of them starts when the child could not open its batch file. */
+  | { type: "started"; batch: string }
   /** The child's job and process metrics: every second, on stop, and in answer to a request (`id`). `seq` grows by 1 per snapshot. */
   | { type: "metrics"; seq: number; id?: number | undefined; families: MetricFamily[] };
 
@@ -31,6 +30,8 @@ export type FromChild =
 export interface ChildSpec {
   plan: ChildPlan;
   options: WorkerOptions;
+  /** Where to write each fetched batch (src/cluster/batchFile.ts); without it, `started` messages. */
+  batchFile?: string;
 }
 
 export const CHILD_ENV = "TSQ_CHILD";

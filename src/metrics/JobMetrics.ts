@@ -6,11 +6,12 @@
  * Labels are `queue` and `class` (the wrapped class for ActiveJob, as Sidekiq's UI shows it), never a
  * jid: one series per queue × class (× status), whatever the number of jobs.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { JobOutcome, ServerContext } from "../server/context.js";
 import { displayClass, type JobPayload } from "../payload.js";
 import { toEpochSeconds } from "../timestamps.js";
 import { familiesOf, type MetricFamily } from "./exposition.js";
+import { CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from "./series.js";
 
 /**
  * Seconds. yabeda-sidekiq's set, which covers millisecond no-ops and hour-long jobs alike, plus 2 h,
@@ -27,13 +28,26 @@ export interface JobMetricsOptions {
 
 type MetricsContext = Pick<ServerContext, "events" | "state">;
 
+/** The series of one queue × class, found once and then only added to. */
+interface ClassSeries {
+  waited: HistogramSeries;
+  done: HistogramSeries;
+  fail?: HistogramSeries;
+  failed?: CounterSeries;
+  retried?: CounterSeries;
+  dead?: CounterSeries;
+}
+
 export class JobMetrics {
+  /** Process metrics (prom-client's defaults) and the running-jobs gauge. */
   readonly registry = new Registry();
-  private readonly completion: Histogram<"queue" | "class" | "job_status">;
-  private readonly queueDuration: Histogram<"queue" | "class">;
-  private readonly failed: Counter<"queue" | "class">;
-  private readonly retried: Counter<"queue" | "class">;
-  private readonly dead: Counter<"queue" | "class">;
+  private readonly completion = new HistogramFamily("tsq_jobs_completion_seconds", "Seconds a job ran, from start to done or fail (monotonic clock).", JOB_BUCKETS);
+  private readonly queueDuration = new HistogramFamily("tsq_jobs_queue_duration_seconds", "Seconds a job waited from enqueued_at to its start (wall clock).", JOB_BUCKETS);
+  private readonly failed = new CounterFamily("tsq_jobs_failed_total", "Jobs that raised.");
+  private readonly retried = new CounterFamily("tsq_jobs_retried_total", "Failed jobs sent to the retry set.");
+  private readonly dead = new CounterFamily("tsq_jobs_dead_total", "Failed jobs sent to the dead set (retries exhausted, or killed).");
+  /** queue → class → series. */
+  private readonly byQueue = new Map<string, Map<string, ClassSeries>>();
   private readonly onStart = (job: JobPayload, queue: string) => this.started(job, queue);
   private readonly onEnd = (job: JobPayload, queue: string, outcome: JobOutcome) => this.ended(job, queue, outcome);
 
@@ -41,33 +55,16 @@ export class JobMetrics {
     private readonly ctx: MetricsContext,
     options: JobMetricsOptions = {},
   ) {
-    const registers = [this.registry];
-    this.completion = new Histogram({
-      name: "tsq_jobs_completion_seconds",
-      help: "Seconds a job ran, from start to done or fail (monotonic clock).",
-      labelNames: [...JOB_LABELS, "job_status"],
-      buckets: JOB_BUCKETS,
-      registers,
-    });
-    this.queueDuration = new Histogram({
-      name: "tsq_jobs_queue_duration_seconds",
-      help: "Seconds a job waited from enqueued_at to its start (wall clock).",
-      labelNames: JOB_LABELS,
-      buckets: JOB_BUCKETS,
-      registers,
-    });
-    this.failed = counter("tsq_jobs_failed_total", "Jobs that raised.", registers);
-    this.retried = counter("tsq_jobs_retried_total", "Failed jobs sent to the retry set.", registers);
-    this.dead = counter("tsq_jobs_dead_total", "Failed jobs sent to the dead set (retries exhausted, or killed).", registers);
-    this.runningGauge(registers);
+    this.runningGauge([this.registry]);
     collectDefaultMetrics({ register: this.registry, labels: options.processLabels ?? {} });
     ctx.events.on("start", this.onStart);
     ctx.events.on("end", this.onEnd);
   }
 
   /** The current values, as plain JSON (for IPC or for rendering). */
-  snapshot(): Promise<MetricFamily[]> {
-    return familiesOf(this.registry);
+  async snapshot(): Promise<MetricFamily[]> {
+    const jobs = [this.completion, this.queueDuration, this.failed, this.retried, this.dead].map((f) => f.family());
+    return [...jobs, ...(await familiesOf(this.registry))];
   }
 
   /** Idempotent: stops listening to job events. */
@@ -76,21 +73,38 @@ export class JobMetrics {
     this.ctx.events.off("end", this.onEnd);
   }
 
+  private seriesOf(job: JobPayload, queue: string): ClassSeries {
+    const klass = displayClass(job);
+    let classes = this.byQueue.get(queue);
+    if (!classes) this.byQueue.set(queue, (classes = new Map()));
+    let series = classes.get(klass);
+    if (!series) {
+      const labels = { queue, class: klass };
+      series = { waited: this.queueDuration.get(labels), done: this.completion.get({ ...labels, job_status: "done" }) };
+      classes.set(klass, series);
+    }
+    return series;
+  }
+
   private started(job: JobPayload, queue: string): void {
     const enqueuedAt = toEpochSeconds(job.enqueued_at);
     if (enqueuedAt === undefined) return;
     // Clocks of the enqueuing host and this one may differ slightly; a negative wait is a zero wait.
-    const waited = Math.max(0, Date.now() / 1000 - enqueuedAt);
-    this.queueDuration.observe({ queue, class: displayClass(job) }, waited);
+    this.seriesOf(job, queue).waited.observe(Math.max(0, Date.now() / 1000 - enqueuedAt));
   }
 
   private ended(job: JobPayload, queue: string, outcome: JobOutcome): void {
+    const series = this.seriesOf(job, queue);
+    if (outcome.status === "done") {
+      series.done.observe(outcome.durationSeconds);
+      return;
+    }
+    // Failure series appear with the first failure, as prom-client's labelled series do.
     const labels = { queue, class: displayClass(job) };
-    this.completion.observe({ ...labels, job_status: outcome.status }, outcome.durationSeconds);
-    if (outcome.status !== "fail") return;
-    this.failed.inc(labels);
-    if (outcome.disposition === "retried") this.retried.inc(labels);
-    else if (outcome.disposition === "dead") this.dead.inc(labels);
+    (series.fail ??= this.completion.get({ ...labels, job_status: "fail" })).observe(outcome.durationSeconds);
+    (series.failed ??= this.failed.get(labels)).inc();
+    if (outcome.disposition === "retried") (series.retried ??= this.retried.get(labels)).inc();
+    else if (outcome.disposition === "dead") (series.dead ??= this.dead.get(labels)).inc();
   }
 
   /**
@@ -120,8 +134,4 @@ export class JobMetrics {
       },
     });
   }
-}
-
-function counter(name: string, help: string, registers: Registry[]): Counter<"queue" | "class"> {
-  return new Counter({ name, help, labelNames: JOB_LABELS, registers });
 }

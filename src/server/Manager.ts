@@ -15,7 +15,7 @@ import { BasicFetch } from "./BasicFetch.js";
 import { ReliableFetch } from "./ReliableFetch.js";
 import type { ServerContext } from "./context.js";
 import { Processor, type Slot } from "./Processor.js";
-import { peekJob } from "./ProcessState.js";
+import { describeBatch } from "./ProcessState.js";
 import type { Fetcher, UnitOfWork } from "./unitOfWork.js";
 
 interface Running {
@@ -114,7 +114,7 @@ export class Manager {
         if (units.length > 0) await this.fetcher.bulkRequeue([...units].reverse());
         break;
       }
-      if (units.length > 0) this.ctx.state.onBatch?.(units.map((u) => peekJob(u.job, u.queue)));
+      if (units.length > 0 && this.ctx.state.onBatch) this.ctx.state.onBatch(describeBatch(units));
       for (const unit of units) this.run(unit, this.free.pop()!);
     }
   }
