@@ -4,10 +4,6 @@
 // redis-server. After each round it forces two full garbage collections and prints the live heap and
 // RSS: a leak is live heap that grows with the number of jobs, which RSS alone (a saw-tooth of
 // collections and of pages V8 keeps) shows only late and noisily.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
@@ -23,19 +19,14 @@ const { Launcher } = await import(join(root, "dist/src/server/Launcher.js"));
 const { Registry } = await import(join(root, "dist/src/server/Registry.js"));
 const { JobMetrics } = await import(join(root, "dist/src/metrics/JobMetrics.js"));
 const { Client } = await import(join(root, "dist/src/index.js"));
-const { DEFAULTS } = await import(join(root, "dist/src/config/defaults.js"));
+const { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, startRedis } = await import(join(root, "dist/scripts/bench/lib.js"));
 
-const port = await new Promise((resolve) => {
-  const s = createServer().listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
-const dir = mkdtempSync(join(tmpdir(), "tsq-bench-heap-"));
-const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir], { stdio: "ignore" });
-const url = `redis://127.0.0.1:${port}/0`;
+installCleanupHandlers(); // Ctrl-C stops the private redis-server too
+const { url } = await startRedis();
 const mb = (bytes) => (bytes / 1048576).toFixed(1);
 let launcher, metrics, client;
 try {
-  for (let i = 0; i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"]).stdout?.toString().trim() !== "PONG"; i++) await new Promise((r) => setTimeout(r, 50));
-  const options = { ...DEFAULTS, redisUrl: url, require: undefined, capsules: [{ name: "default", concurrency: 50, queues: [{ name: "default", weight: 0 }] }], tag: "bench", labels: [], environment: "bench", verbose: false, fetch: "basic", metricsPort: undefined, metricsHost: "127.0.0.1", configFile: undefined, cron: [] };
+  const options = inProcessWorkerOptions(url, 50);
   const registry = new Registry();
   registry.register(class NoopJob { perform() {} });
   launcher = new Launcher(options, registry, { logger: pino({ level: "silent" }) });
@@ -60,6 +51,5 @@ try {
   await launcher?.stop();
   metrics?.stop();
   await client?.close();
-  server.kill();
-  rmSync(dir, { recursive: true, force: true });
+  await cleanupAll();
 }

@@ -4,13 +4,9 @@
 //
 // Uses the compiled client (dist/src/index.js). Each scenario starts from an empty database and checks
 // afterwards that every job it pushed is in Redis, so a fast but lossy push cannot look good.
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client } from "../dist/src/index.js";
+import { cleanupAll, installCleanupHandlers, startRedis } from "../dist/scripts/bench/lib.js";
 
 const SEQUENTIAL_JOBS = 20_000;
 const CONCURRENT_JOBS = 50_000;
@@ -19,70 +15,6 @@ const BULK_JOBS = 100_000;
 const BULK_BATCH = 1_000;
 const SCHEDULED_BULK_JOBS = 100_000;
 const WARMUP_JOBS = 2_000;
-const REDIS_START_TIMEOUT_MS = 10_000;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts redis-server and resolves once it accepts connections. */
-async function startRedis() {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "tsq-bench-redis-"));
-  const child = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let output = "";
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), REDIS_START_TIMEOUT_MS);
-    const onData = (data) => {
-      output += data.toString();
-      if (output.includes("Ready to accept connections")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(new Error(`cannot run redis-server (${error.message}); install it, e.g. apt-get install -y redis-server`));
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}:\n${output}`));
-    });
-  });
-  child.stdout.removeAllListeners("data");
-  child.stderr.removeAllListeners("data");
-  child.stdout.resume();
-  child.stderr.resume();
-  return { port, child, dir };
-}
-
-function stopRedis(server) {
-  if (!server) return Promise.resolve();
-  const { child, dir } = server;
-  return new Promise((resolve) => {
-    const done = () => {
-      rmSync(dir, { recursive: true, force: true });
-      resolve();
-    };
-    if (child.exitCode !== null || child.signalCode !== null) return done();
-    child.removeAllListeners("exit");
-    child.once("exit", done);
-    child.kill("SIGTERM");
-  });
-}
 
 const jobArgs = (i) => ["bob", i, { account_id: 1000 + i, notify: true, tags: ["bench"] }];
 
@@ -156,20 +88,12 @@ function table(rows) {
 }
 
 async function main() {
-  let server;
   let client;
-  const stop = () => {
-    // Last resort if the process is interrupted: never leave redis-server running.
-    server?.child.kill("SIGKILL");
-  };
-  process.once("exit", stop);
-  process.once("SIGINT", () => {
-    stop();
-    process.exit(130);
-  });
+  installCleanupHandlers(); // Ctrl-C stops the private redis-server too
   try {
+    let server;
     server = await startRedis();
-    client = new Client({ redis: `redis://127.0.0.1:${server.port}/0` });
+    client = new Client({ redis: server.url });
     const info = await client.redis.info("server");
     const redisVersion = /redis_version:(\S+)/.exec(info)?.[1] ?? "unknown";
 
@@ -191,8 +115,7 @@ async function main() {
     console.log(table(rows));
   } finally {
     await client?.close();
-    await stopRedis(server);
-    process.off("exit", stop);
+    await cleanupAll();
   }
 }
 

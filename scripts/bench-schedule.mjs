@@ -1,9 +1,5 @@
 // `npm run bench:schedule`: the scheduled set at scale. Times moving 100,000 due jobs from `schedule`
 // to their queue, and one poll of a 1,000,000-entry `schedule` with nothing due. Private redis-server.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
@@ -12,18 +8,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { Launcher } = await import(join(root, "dist/src/server/Launcher.js"));
 const { Poller } = await import(join(root, "dist/src/server/Poller.js"));
 const { Registry } = await import(join(root, "dist/src/server/Registry.js"));
-const { DEFAULTS } = await import(join(root, "dist/src/config/defaults.js"));
+const { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, startRedis } = await import(join(root, "dist/scripts/bench/lib.js"));
 
-const port = await new Promise((resolve) => {
-  const s = createServer().listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-});
-const dir = mkdtempSync(join(tmpdir(), "tsq-bench-schedule-"));
-const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir], { stdio: "ignore" });
-const url = `redis://127.0.0.1:${port}/0`;
+installCleanupHandlers(); // Ctrl-C stops the private redis-server too
+const { url } = await startRedis();
 let launcher;
 try {
-  for (let i = 0; i < 100 && spawnSync("redis-cli", ["-p", String(port), "ping"]).stdout?.toString().trim() !== "PONG"; i++) await new Promise((r) => setTimeout(r, 50));
-  const options = { ...DEFAULTS, redisUrl: url, require: undefined, capsules: [{ name: "default", concurrency: 1, queues: [{ name: "default", weight: 0 }] }], tag: "bench", labels: [], environment: "bench", verbose: false, fetch: "basic", metricsPort: undefined, metricsHost: "127.0.0.1", configFile: undefined, cron: [] };
+  const options = inProcessWorkerOptions(url, 1);
   launcher = new Launcher(options, new Registry(), { logger: pino({ level: "silent" }) });
   const redis = launcher.ctx.redis;
   const poller = new Poller(launcher.ctx);
@@ -48,6 +39,5 @@ try {
   console.log(`one poll of a 1,000,000-entry schedule with nothing due: ${none} moved in ${pollMs.toFixed(2)} ms (one Lua call per polled set)`);
 } finally {
   await launcher?.stop();
-  server.kill();
-  rmSync(dir, { recursive: true, force: true });
+  await cleanupAll();
 }

@@ -7,6 +7,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
+import { DEFAULTS } from "../../src/config/defaults.js";
+import type { WorkerOptions } from "../../src/config/options.js";
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -374,4 +376,23 @@ export function table(header: readonly string[], rows: readonly (readonly Cell[]
   const line = (row: readonly string[]) =>
     row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0))).join("  ");
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...cells.map(line)].join("\n");
+}
+
+/** Options for an in-process worker on `url` (npm run bench:schedule, bench:heap): one capsule on `default`. */
+export function inProcessWorkerOptions(url: string, concurrency: number): WorkerOptions {
+  return {
+    ...DEFAULTS,
+    redisUrl: url,
+    require: undefined,
+    capsules: [{ name: "default", concurrency, queues: [{ name: "default", weight: 0 }] }],
+    tag: "bench",
+    labels: [],
+    environment: "bench",
+    verbose: false,
+    fetch: "basic",
+    metricsPort: undefined,
+    metricsHost: "127.0.0.1",
+    configFile: undefined,
+    cron: [],
+  };
 }
