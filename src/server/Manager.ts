@@ -23,6 +23,15 @@ interface Running {
   done: Promise<void>;
 }
 
+/**
+ * A slot and what it runs now. A field rather than a Map entry per job: a long-lived Map whose entries
+ * come and go at job rate reallocates its table in V8's old generation (see ProcessState).
+ */
+interface Lane {
+  readonly slot: Slot;
+  running: Running | undefined;
+}
+
 /** Sidekiq-style thread ids: short base-36 strings, unique within the process. */
 function newTid(): string {
   return randomInt(36 ** 5).toString(36);
@@ -40,8 +49,9 @@ export class Manager {
   readonly capsule: CapsuleConfig;
   private readonly fetcher: Fetcher;
   private readonly processor: Processor;
-  private readonly free: Slot[];
-  private readonly running = new Map<Slot, Running>();
+  private readonly lanes: Lane[];
+  private readonly free: Lane[];
+  private runningCount = 0;
   private readonly quietController = new AbortController();
   /** Aborted by `hurry()`: stop waiting for running jobs and requeue them now. */
   private readonly hurryController = new AbortController();
@@ -57,15 +67,15 @@ export class Manager {
     this.capsule = capsule;
     this.fetcher = fetcher ?? newFetcher(ctx, capsule);
     this.processor = new Processor(ctx, ctx.serverMiddleware.copy());
-    this.free = Array.from({ length: capsule.concurrency }, () => ({
-      tid: newTid(),
-      controller: new AbortController(),
-      abandoned: false,
+    this.lanes = Array.from({ length: capsule.concurrency }, () => ({
+      slot: { tid: newTid(), controller: new AbortController(), abandoned: false },
+      running: undefined,
     }));
+    this.free = [...this.lanes];
   }
 
   get busy(): number {
-    return this.running.size;
+    return this.runningCount;
   }
 
   start(): void {
@@ -119,38 +129,45 @@ export class Manager {
     }
   }
 
-  private run(unit: UnitOfWork, slot: Slot): void {
+  private run(unit: UnitOfWork, lane: Lane): void {
     const done = this.processor
-      .process(unit, slot)
+      .process(unit, lane.slot)
       .catch((error: unknown) => this.ctx.logger.error({ err: error }, "processor failed"))
       .finally(() => {
-        this.running.delete(slot);
-        if (!slot.abandoned) this.free.push(slot);
+        lane.running = undefined;
+        this.runningCount--;
+        if (!lane.slot.abandoned) this.free.push(lane);
         this.slotFreed.resolve();
       });
-    this.running.set(slot, { unit, done });
+    lane.running = { unit, done };
+    this.runningCount++;
+  }
+
+  private busyLanes(): (Lane & { running: Running })[] {
+    return this.lanes.filter((lane): lane is Lane & { running: Running } => lane.running !== undefined);
   }
 
   private async shutdown(deadline: number): Promise<void> {
     this.quiet();
     await this.loop;
     const remaining = deadline - performance.now();
-    if (this.running.size > 0 && remaining > 0) {
-      const pending = [...this.running.values()].map((r) => r.done);
+    if (this.runningCount > 0 && remaining > 0) {
+      const pending = this.busyLanes().map((lane) => lane.running.done);
       const settled = new AbortController();
       const wait = sleep(remaining, AbortSignal.any([settled.signal, this.hurryController.signal]));
       await Promise.race([Promise.allSettled(pending), wait]);
       settled.abort();
     }
-    if (this.running.size > 0) await this.hardShutdown();
+    if (this.runningCount > 0) await this.hardShutdown();
     this.fetcher.close();
   }
 
   /** Requeues every unfinished job, then tells the jobs (AbortSignal) they have been abandoned. */
   private async hardShutdown(): Promise<void> {
-    const slots = [...this.running.keys()];
+    const busy = this.busyLanes();
+    const slots = busy.map((lane) => lane.slot);
     for (const slot of slots) slot.abandoned = true;
-    const units = slots.map((slot) => this.running.get(slot)!.unit);
+    const units = busy.map((lane) => lane.running.unit);
     this.ctx.logger.warn(
       { capsule: this.capsule.name, jobs: units.length },
       "timeout reached; requeueing unfinished jobs, they will run again",
