@@ -1,7 +1,6 @@
 // `npm run bench:heap`: the leak check behind the RSS figures of `npm run bench`. One in-process worker
-// (Launcher with job metrics, as a tsq-cluster child runs, concurrency 50, V8 young generation of 8 MB as
-// tsq-cluster gives its children) drains 1,000,000 no-op jobs in rounds of 100,000 on a private
-// redis-server. After each round it forces two full garbage collections and prints the live heap and
+// (Launcher with job metrics, as a tsq-cluster child runs, concurrency 50) drains 1,000,000 no-op jobs
+// in rounds of 100,000 on a private redis-server. After each round it forces two full garbage collections and prints the live heap and
 // RSS: a leak is live heap that grows with the number of jobs, which RSS alone (a saw-tooth of
 // collections and of pages V8 keeps) shows only late and noisily.
 import { join, dirname } from "node:path";

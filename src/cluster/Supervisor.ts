@@ -21,7 +21,6 @@ import type { WorkerOptions } from "../config/options.js";
 import type { ChildPlan } from "./groups.js";
 import { CHILD_ENV, isFromChild, type ChildSpec, type ToChild } from "./ipc.js";
 import { HealthWatch } from "./HealthWatch.js";
-import { childExecArgv } from "./childExecArgv.js";
 import { makeBatchDir, readBatchFile, removeBatchFiles } from "./batchFile.js";
 import { recoverIdentity } from "../server/recovery.js";
 
@@ -102,7 +101,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     } catch (error) {
       this.options.logger.warn({ err: error }, "no private temporary directory for batch files; children report batches over IPC");
     }
-    cluster.setupPrimary({ exec: fileURLToPath(new URL("./childMain.js", import.meta.url)), args: [], execArgv: childExecArgv() });
+    cluster.setupPrimary({ exec: fileURLToPath(new URL("./childMain.js", import.meta.url)), args: [] });
     cluster.on("exit", (worker, code, signal) => this.onExit(worker, code, signal));
     for (const slot of this.slots) this.fork(slot);
     this.watch.start();

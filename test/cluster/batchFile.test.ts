@@ -1,18 +1,10 @@
-/** The child's Node flags and its batch file: the two pieces of a cluster child that need no Redis. */
+/** A cluster child's batch file (and the batch text in it): no Redis needed. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { CHILD_SEMI_SPACE_MB, childExecArgv } from "../../src/cluster/childExecArgv.js";
 import { BatchWriter, makeBatchDir, readBatchFile, removeBatchFiles } from "../../src/cluster/batchFile.js";
 import { batchJobs, describeBatch } from "../../src/server/ProcessState.js";
-
-test("children get an 8 MB young generation unless the operator chose one", () => {
-  assert.deepEqual(childExecArgv(["--enable-source-maps"], ""), ["--enable-source-maps", `--max-semi-space-size=${CHILD_SEMI_SPACE_MB}`]);
-  assert.deepEqual(childExecArgv(["--max-semi-space-size=32"], ""), ["--max-semi-space-size=32"]);
-  assert.deepEqual(childExecArgv([], "--max_semi_space_size=2 --trace-warnings"), [], "NODE_OPTIONS, underscore spelling");
-  assert.deepEqual(childExecArgv([], "--max-semi-space-sizes"), [`--max-semi-space-size=${CHILD_SEMI_SPACE_MB}`], "only the flag itself counts");
-});
 
 test("a batch file holds the latest batch; a shorter one after a longer one reads back exactly", () => {
   const dir = makeBatchDir();
