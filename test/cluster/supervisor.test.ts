@@ -9,15 +9,14 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq, type TsqProcess } from "../helpers/tsqProcess.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
 import { Client } from "../../src/client/Client.js";
 import { BROKEN_JOBS_MESSAGE } from "../jobs/brokenJobsMessage.js";
-import { pushJobs } from "../helpers/fixtures.js";
+import { pushJobs, scratchDir } from "../helpers/fixtures.js";
 
 const handle = useRedis();
 
@@ -28,7 +27,7 @@ const BROKEN_JOBS = join(ROOT, "dist/test/jobs/brokenJobs.js");
 
 /** A config file with a 1 s heartbeat, so the supervisor's readiness and hang checks are fast. */
 function fastConfig(extra = ""): string {
-  const dir = mkdtempSync(join(tmpdir(), "tsq-cluster-cfg-"));
+  const dir = scratchDir("tsq-cluster-cfg");
   const path = join(dir, "tsq.yml");
   writeFileSync(path, `heartbeat_interval: 1\n${extra}`);
   return path;

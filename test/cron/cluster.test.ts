@@ -9,11 +9,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
+import { scratchDir } from "../helpers/fixtures.js";
 
 const handle = useRedis();
 
@@ -47,7 +47,7 @@ async function enqueuedTicks(): Promise<number[]> {
 }
 
 test("3 children, every-second schedule for 30 s: one job per second, and no duplicate after the leader is SIGKILLed", { timeout: 120_000 }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "tsq-cron-cluster-"));
+  const dir = scratchDir("tsq-cron-cluster");
   const config = join(dir, "tsq.yml");
   writeFileSync(config, CONFIG);
   const cluster = startTsq(

@@ -18,6 +18,18 @@ export function workdirs(prefix: string): (config?: string) => string {
   };
 }
 
+const scratch = new Set<string>();
+process.once("exit", () => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed when the test file's process exits. */
+export function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+  scratch.add(dir);
+  return dir;
+}
+
 /** Pushes one job per argument list through a short-lived client; resolves to the jids. */
 export async function pushJobs(url: string, className: string, argsList: unknown[][], queue = "default"): Promise<string[]> {
   const client = new Client({ redis: url });

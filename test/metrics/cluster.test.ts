@@ -5,12 +5,11 @@
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq, type TsqProcess } from "../helpers/tsqProcess.js";
-import { pushJobs } from "../helpers/fixtures.js";
+import { pushJobs, scratchDir } from "../helpers/fixtures.js";
 import { allSeries, parseExposition, total, type ParsedFamily, type ParsedSample } from "./promText.js";
 import { request } from "./http.js";
 
@@ -23,7 +22,7 @@ interface Cluster {
 
 /** `tsq-cluster <args>` with a 1 s heartbeat and /metrics on a free port; stopped after the test. */
 async function startCluster(t: TestContext, args: string[]): Promise<Cluster> {
-  const dir = mkdtempSync(join(tmpdir(), "tsq-metrics-cfg-"));
+  const dir = scratchDir("tsq-metrics-cfg");
   writeFileSync(join(dir, "tsq.yml"), "heartbeat_interval: 1\n");
   const port = await freePort();
   const proc = startTsq(["-r", TEST_JOBS, ...args, "-C", join(dir, "tsq.yml"), "--metrics-port", String(port)], { REDIS_URL: handle.url }, "bin/tsq-cluster.js");

@@ -1,19 +1,18 @@
 /** `tsq --metrics-port`: one real worker process serves its own job metrics, the Redis gauges and health. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
-import { pushJobs } from "../helpers/fixtures.js";
+import { pushJobs, scratchDir } from "../helpers/fixtures.js";
 import { parseExposition, total } from "./promText.js";
 import { request } from "./http.js";
 
 const handle = useRedis();
 
 test("tsq serves /metrics, /healthz and /readyz; /healthz is 503 while Redis is down", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "tsq-metrics-cfg-"));
+  const dir = scratchDir("tsq-metrics-cfg");
   writeFileSync(join(dir, "tsq.yml"), "heartbeat_interval: 1\n");
   const port = await freePort();
   const proc = startTsq(["-r", TEST_JOBS, "-c", "5", "-t", "2", "-C", join(dir, "tsq.yml"), "--metrics-port", String(port)], { REDIS_URL: handle.url });

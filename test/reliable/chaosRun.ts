@@ -1,17 +1,16 @@
 /** The chaos run shared by the reliable and basic tests: 20,000 jobs, a child SIGKILLed every 2 s. */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RedisHandle } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
-import { pushJobs } from "../helpers/fixtures.js";
+import { pushJobs, scratchDir } from "../helpers/fixtures.js";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function config(text: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), "tsq-chaos-")), "tsq.yml");
+  const path = join(scratchDir("tsq-chaos"), "tsq.yml");
   writeFileSync(path, text);
   return path;
 }

@@ -4,19 +4,18 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { Client } from "../../src/client/Client.js";
-import { pushJobs } from "../helpers/fixtures.js";
+import { pushJobs, scratchDir } from "../helpers/fixtures.js";
 
 const handle = useRedis();
 
 /** A config file with a 1 s heartbeat so quiet/busy show up fast. */
 function fastConfig(): string {
-  const dir = mkdtempSync(join(tmpdir(), "tsq-cfg-"));
+  const dir = scratchDir("tsq-cfg");
   const path = join(dir, "tsq.yml");
   writeFileSync(path, "heartbeat_interval: 1\n");
   return path;
