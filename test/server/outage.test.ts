@@ -16,15 +16,18 @@ test("Redis stopped for 5 s and restarted mid-run: the worker logs the outage on
   handle.redis.disconnect();
   await handle.restart(5000);
   handle.redis.connect().catch(() => {});
-  const ran = await eventually(
-    async () => {
-      const entries = await handle.redis.lrange("ran", 0, -1);
-      const seen = new Set(entries.map((e) => JSON.parse(e).jid as string));
-      return seen.size === jids.length ? seen : undefined;
+  const ranJids = async () => new Set((await handle.redis.lrange("ran", 0, -1)).map((e) => JSON.parse(e).jid as string));
+  const ran = await eventually(async () => ((await ranJids()).size === jids.length ? ranJids() : undefined), 60_000, "every job ran after the outage", 500).catch(
+    async (error: unknown) => {
+      // Say where the missing jobs are, so a failure tells a lost job from a slow run.
+      const seen = await ranJids();
+      const missing = jids.filter((jid) => !seen.has(jid));
+      const places = await Promise.all([handle.redis.llen("queue:default"), handle.redis.zcard("retry"), handle.redis.zcard("dead"), handle.redis.zcard("schedule")]);
+      throw new Error(
+        `${String(error)}; ${missing.length} of ${jids.length} jobs never ran (queue ${places[0]}, retry ${places[1]}, dead ${places[2]}, schedule ${places[3]}): ${missing.slice(0, 5).join(", ")}\n` +
+          worker.output().slice(-3000),
+      );
     },
-    60_000,
-    "every job ran after the outage",
-    500,
   );
   assert.ok(jids.every((jid) => ran.has(jid)));
   const lost = worker.lines.filter((l) => l.msg === "Redis connection lost; retrying with back-off, jobs in flight are kept");
