@@ -13,6 +13,7 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { Logger } from "../logger.js";
 
 /** A private directory (mode 0700) for one supervisor's batch files. */
 export function makeBatchDir(): string {
@@ -59,4 +60,30 @@ export function readBatchFile(path: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * The child's batch report: into the batch file, or through `fallback` (an IPC message) when there is
+ * no file or it cannot be created or written. The file is removed when the process exits.
+ */
+export function batchReporter(path: string | undefined, log: Pick<Logger, "warn">, fallback: (batch: string) => void): (batch: string) => void {
+  if (!path) return fallback;
+  let writer: BatchWriter;
+  try {
+    writer = new BatchWriter(path);
+    process.once("exit", () => writer.dispose());
+  } catch (error) {
+    log.warn({ err: error, path }, "cannot create the batch file; reporting batches over IPC");
+    return fallback;
+  }
+  let report = (batch: string): void => {
+    try {
+      writer.write(batch);
+    } catch (error) {
+      log.warn({ err: error, path }, "cannot write the batch file; reporting batches over IPC from now on");
+      report = fallback;
+      fallback(batch);
+    }
+  };
+  return (batch) => report(batch);
 }

@@ -15,37 +15,13 @@ import { loadRegistry } from "../cli/tsq.js";
 import { CHILD_ENV, isToChild, type ChildSpec, type FromChild } from "./ipc.js";
 import { ChildReporter } from "../metrics/ChildReporter.js";
 import { JobMetrics } from "../metrics/JobMetrics.js";
-import { BatchWriter } from "./batchFile.js";
+import { batchReporter } from "./batchFile.js";
 
 /** Seconds past the timeout after which an orphaned child exits whatever it is doing. */
 const ORPHAN_GRACE = 5;
 
 function send(message: FromChild): void {
   if (process.connected) process.send?.(message);
-}
-
-/** Writes each batch to the batch file; over IPC if there is none or it cannot be written. */
-function batchReporter(path: string | undefined, log: Logger): (batch: string) => void {
-  const overIpc = (batch: string) => send({ type: "started", batch });
-  if (!path) return overIpc;
-  let writer: BatchWriter;
-  try {
-    writer = new BatchWriter(path);
-    process.once("exit", () => writer.dispose());
-  } catch (error) {
-    log.warn({ err: error, path }, "cannot create the batch file; reporting batches over IPC");
-    return overIpc;
-  }
-  let report = (batch: string): void => {
-    try {
-      writer.write(batch);
-    } catch (error) {
-      log.warn({ err: error, path }, "cannot write the batch file; reporting batches over IPC from now on");
-      report = overIpc;
-      overIpc(batch);
-    }
-  };
-  return (batch) => report(batch);
 }
 
 function guard(log: Logger): void {
@@ -86,7 +62,7 @@ export async function runChild(): Promise<void> {
 
   // Each fetched batch is recorded before its jobs start, so a job that blocks the event loop at once
   // can still be named by the supervisor's hang watch.
-  launcher.ctx.state.onBatch = batchReporter(spec.batchFile, log);
+  launcher.ctx.state.onBatch = batchReporter(spec.batchFile, log, (batch) => send({ type: "started", batch }));
   // Job metrics go to the supervisor, which serves /metrics for the whole cluster.
   const metrics = new ChildReporter(new JobMetrics(launcher.ctx, { processLabels: { child: String(plan.index) } }));
   metrics.start();
