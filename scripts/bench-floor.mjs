@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 const SAMPLES = Number(process.argv[2] ?? 1000);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { Redis } = await import("ioredis");
-const { cleanupAll, installCleanupHandlers, percentile, startRedis } = await import(join(root, "dist/scripts/bench/lib.js"));
+const { cleanupAll, installCleanupHandlers, percentile, startRedis } = await import(
+  join(root, "dist/scripts/bench/lib.js")
+);
 
 const CONSUMER = `
 const { Redis } = await import("ioredis");
@@ -24,10 +26,15 @@ for (;;) {
 
 installCleanupHandlers();
 const { url } = await startRedis();
-const consumer = spawn(process.execPath, ["--input-type=module", "-e", CONSUMER], { cwd: root, env: { ...process.env, URL: url }, stdio: "inherit" });
+const consumer = spawn(process.execPath, ["--input-type=module", "-e", CONSUMER], {
+  cwd: root,
+  env: { ...process.env, URL: url },
+  stdio: "inherit",
+});
 const redis = new Redis(url);
 try {
-  while (Number(/^blocked_clients:(\d+)/m.exec(await redis.info("clients"))?.[1] ?? 0) < 1) await new Promise((r) => setTimeout(r, 50));
+  while (Number(/^blocked_clients:(\d+)/m.exec(await redis.info("clients"))?.[1] ?? 0) < 1)
+    await new Promise((r) => setTimeout(r, 50));
   const ms = [];
   for (let i = 0; i < SAMPLES; i++) {
     await redis.lpush("floor:queue", String(process.hrtime.bigint()));
@@ -37,7 +44,9 @@ try {
   }
   ms.sort((a, b) => a - b);
   const f = (p) => percentile(ms, p).toFixed(2);
-  console.log(`bare BLMPOP consumer, ${SAMPLES} messages pushed one at a time: p50 ${f(50)} ms, p90 ${f(90)} ms, p99 ${f(99)} ms`);
+  console.log(
+    `bare BLMPOP consumer, ${SAMPLES} messages pushed one at a time: p50 ${f(50)} ms, p90 ${f(90)} ms, p99 ${f(99)} ms`,
+  );
 } finally {
   consumer.kill();
   redis.disconnect();

@@ -18,7 +18,9 @@ const { Launcher } = await import(join(root, "dist/src/server/Launcher.js"));
 const { Registry } = await import(join(root, "dist/src/server/Registry.js"));
 const { JobMetrics } = await import(join(root, "dist/src/metrics/JobMetrics.js"));
 const { Client } = await import(join(root, "dist/src/index.js"));
-const { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, startRedis } = await import(join(root, "dist/scripts/bench/lib.js"));
+const { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, startRedis } = await import(
+  join(root, "dist/scripts/bench/lib.js")
+);
 
 installCleanupHandlers(); // Ctrl-C stops the private redis-server too
 const { url } = await startRedis();
@@ -27,7 +29,11 @@ let launcher, metrics, client;
 try {
   const options = inProcessWorkerOptions(url, 50);
   const registry = new Registry();
-  registry.register(class NoopJob { perform() {} });
+  registry.register(
+    class NoopJob {
+      perform() {}
+    },
+  );
   launcher = new Launcher(options, registry, { logger: pino({ level: "silent" }) });
   metrics = new JobMetrics(launcher.ctx);
   await launcher.start();
@@ -35,17 +41,24 @@ try {
   const redis = launcher.ctx.redis;
   const rows = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    for (let i = 0; i < ROUND; i += 50_000) await client.pushBulk({ class: "NoopJob", args: Array.from({ length: 50_000 }, () => []) });
-    while ((await redis.llen("queue:default")) > 0 || launcher.ctx.state.busy > 0) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < ROUND; i += 50_000)
+      await client.pushBulk({ class: "NoopJob", args: Array.from({ length: 50_000 }, () => []) });
+    while ((await redis.llen("queue:default")) > 0 || launcher.ctx.state.busy > 0)
+      await new Promise((r) => setTimeout(r, 20));
     globalThis.gc();
     globalThis.gc();
     const { heapUsed, rss } = process.memoryUsage();
     rows.push({ jobs: round * ROUND, heapUsed, rss });
-    console.log(`${(round * ROUND).toLocaleString("en-US").padStart(9)} jobs: live heap ${mb(heapUsed)} MB, RSS ${mb(rss)} MB`);
+    console.log(
+      `${(round * ROUND).toLocaleString("en-US").padStart(9)} jobs: live heap ${mb(heapUsed)} MB, RSS ${mb(rss)} MB`,
+    );
   }
-  const first = rows[0], last = rows.at(-1);
+  const first = rows[0],
+    last = rows.at(-1);
   const pct = (a, b) => `${b >= a ? "+" : ""}${(((b - a) / a) * 100).toFixed(1)}%`;
-  console.log(`after ${last.jobs.toLocaleString("en-US")} vs after ${first.jobs.toLocaleString("en-US")} jobs: live heap ${pct(first.heapUsed, last.heapUsed)} (${((last.heapUsed - first.heapUsed) / (last.jobs - first.jobs)).toFixed(2)} bytes/job), RSS ${pct(first.rss, last.rss)}`);
+  console.log(
+    `after ${last.jobs.toLocaleString("en-US")} vs after ${first.jobs.toLocaleString("en-US")} jobs: live heap ${pct(first.heapUsed, last.heapUsed)} (${((last.heapUsed - first.heapUsed) / (last.jobs - first.jobs)).toFixed(2)} bytes/job), RSS ${pct(first.rss, last.rss)}`,
+  );
 } finally {
   await launcher?.stop();
   metrics?.stop();

@@ -8,7 +8,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { Launcher } = await import(join(root, "dist/src/server/Launcher.js"));
 const { Poller } = await import(join(root, "dist/src/server/Poller.js"));
 const { Registry } = await import(join(root, "dist/src/server/Registry.js"));
-const { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, startRedis } = await import(join(root, "dist/scripts/bench/lib.js"));
+const { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, startRedis } = await import(
+  join(root, "dist/scripts/bench/lib.js")
+);
 
 installCleanupHandlers(); // Ctrl-C stops the private redis-server too
 const { url } = await startRedis();
@@ -22,7 +24,11 @@ try {
   const fill = async (n, score) => {
     for (let i = 0; i < n; i += 10_000) {
       const args = [];
-      for (let j = i; j < Math.min(n, i + 10_000); j++) args.push(String(score(j)), `{"class":"NoopJob","args":[${j}],"jid":"${j.toString(16).padStart(24, "0")}","queue":"default","retry":true,"created_at":${now}}`);
+      for (let j = i; j < Math.min(n, i + 10_000); j++)
+        args.push(
+          String(score(j)),
+          `{"class":"NoopJob","args":[${j}],"jid":"${j.toString(16).padStart(24, "0")}","queue":"default","retry":true,"created_at":${now}}`,
+        );
       await redis.zadd("schedule", ...args);
     }
   };
@@ -35,8 +41,12 @@ try {
   t0 = performance.now();
   const none = await poller.enqueueDue();
   const pollMs = performance.now() - t0;
-  console.log(`moved ${moved} due jobs from schedule to their queue in ${moveSeconds.toFixed(2)} s (${(moved / moveSeconds).toFixed(0)} jobs/s)`);
-  console.log(`one poll of a 1,000,000-entry schedule with nothing due: ${none} moved in ${pollMs.toFixed(2)} ms (one Lua call per polled set)`);
+  console.log(
+    `moved ${moved} due jobs from schedule to their queue in ${moveSeconds.toFixed(2)} s (${(moved / moveSeconds).toFixed(0)} jobs/s)`,
+  );
+  console.log(
+    `one poll of a 1,000,000-entry schedule with nothing due: ${none} moved in ${pollMs.toFixed(2)} ms (one Lua call per polled set)`,
+  );
 } finally {
   await launcher?.stop();
   await cleanupAll();

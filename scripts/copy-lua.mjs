@@ -1,8 +1,11 @@
-// Copies the Lua scripts beside the compiled code so dist/ is self-contained.
+// Copies the Lua scripts and the dashboard's static files beside the compiled code so dist/ is
+// self-contained (no build step at install).
 import { cpSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-mkdirSync(join(root, "dist/src/lua"), { recursive: true });
-cpSync(join(root, "src/lua"), join(root, "dist/src/lua"), { recursive: true });
+for (const dir of ["src/lua", "src/web/assets"]) {
+  mkdirSync(join(root, "dist", dir), { recursive: true });
+  cpSync(join(root, dir), join(root, "dist", dir), { recursive: true });
+}

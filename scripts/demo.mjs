@@ -31,23 +31,45 @@ async function freePort() {
 async function redisUrl() {
   if (process.env.REDIS_URL) return process.env.REDIS_URL;
   if (spawnSync("redis-server", ["--version"]).error) {
-    console.error("demo: redis-server is not installed. Install it (apt-get install -y redis-server) or set REDIS_URL.");
+    console.error(
+      "demo: redis-server is not installed. Install it (apt-get install -y redis-server) or set REDIS_URL.",
+    );
     process.exit(1);
   }
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "tsq-demo-"));
-  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir], { stdio: "ignore" });
-  cleanups.push(() => { server.kill(); rmSync(dir, { recursive: true, force: true }); });
+  // Its own process group, so Ctrl-C in the terminal does not stop Redis before the cluster has stopped.
+  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--dir", dir], {
+    stdio: "ignore",
+    detached: true,
+  });
+  cleanups.push(() => {
+    server.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
   for (let i = 0; i < 100; i++) {
-    if (spawnSync("redis-cli", ["-p", String(port), "ping"]).stdout?.toString().trim() === "PONG") break;
+    if (
+      spawnSync("redis-cli", ["-p", String(port), "ping"])
+        .stdout?.toString()
+        .trim() === "PONG"
+    )
+      break;
     await sleep(50);
   }
   say(`started a private redis-server on 127.0.0.1:${port}`);
   return `redis://127.0.0.1:${port}/0`;
 }
 
+// Ctrl-C (or TERM, HUP) ends the feeding loop; the cluster is then stopped before Redis. A second one
+// is passed on to the cluster, which then requeues running jobs at once.
 let interrupted = false;
-process.on("SIGINT", () => { interrupted = true; });
+let stopCluster = () => {};
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(signal, () => {
+    if (interrupted) stopCluster();
+    interrupted = true;
+  });
+}
 
 async function main() {
   const url = await redisUrl();
@@ -60,14 +82,41 @@ async function main() {
   cleanups.push(() => rmSync(configDir, { recursive: true, force: true }));
 
   const metricsPort = await freePort();
-  const args = ["-r", join(root, "dist/examples/demoJobs.js"), "--processes", "2", "--metrics-port", String(metricsPort), "-q", "critical,3", "-q", "default,2", "-q", "low,1", "-c", "10", "-t", "5", "-C", config, "-g", "demo"];
+  const args = [
+    "-r",
+    join(root, "dist/examples/demoJobs.js"),
+    "--processes",
+    "2",
+    "--metrics-port",
+    String(metricsPort),
+    "-q",
+    "critical,3",
+    "-q",
+    "default,2",
+    "-q",
+    "low,1",
+    "-c",
+    "10",
+    "-t",
+    "5",
+    "-C",
+    config,
+    "-g",
+    "demo",
+  ];
   say(`starting: tsq-cluster ${args.join(" ").replace(root + "/", "")}`);
   const cluster = spawn(process.execPath, [join(root, "bin/tsq-cluster.js"), ...args], {
     env: { ...process.env, REDIS_URL: url },
     stdio: ["ignore", "pipe", "inherit"],
     detached: true, // its own process group: the demo relays Ctrl-C itself, once
   });
-  cleanups.push(() => { try { process.kill(-cluster.pid, "SIGKILL"); } catch {} });
+  cleanups.push(() => {
+    try {
+      process.kill(-cluster.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  });
   let logLines = 0;
   cluster.stdout.on("data", (data) => {
     for (const line of data.toString().split("\n")) {
@@ -76,14 +125,17 @@ async function main() {
       const entry = JSON.parse(line);
       // Per-job start/done lines are counted, not shown; everything else is.
       if (entry.msg === "start" || entry.msg === "done" || entry.msg === "welcome") continue;
-      const { level, time, pid, hostname, ...rest } = entry;
+      const rest = { ...entry };
+      for (const field of ["level", "time", "pid", "hostname"]) delete rest[field];
       console.log(`   log | ${JSON.stringify(rest).slice(0, 220)}`);
     }
   });
 
   say(`metrics for the whole cluster: curl http://127.0.0.1:${metricsPort}/metrics  (also /healthz, /readyz)`);
   await jobs.ReminderJob.performIn(5, "scheduled 5 s earlier");
-  say(`feeding jobs; a summary every 2 s; ${seconds > 0 ? `stopping after ${seconds} s or on Ctrl-C` : "Ctrl-C to stop"}`);
+  say(
+    `feeding jobs; a summary every 2 s; ${seconds > 0 ? `stopping after ${seconds} s or on Ctrl-C` : "Ctrl-C to stop"}`,
+  );
   const started = Date.now();
   let tick = 0;
   while (!interrupted && (seconds === 0 || Date.now() - started < seconds * 1000)) {
@@ -98,21 +150,40 @@ async function main() {
   await summary(redis);
 
   say("stopping: TERM to tsq-cluster (children finish running jobs, flush stats, leave Redis)");
-  cluster.kill("SIGTERM");
-  const code = await new Promise((r) => cluster.on("exit", (c) => r(c)));
-  console.log(`   tsq-cluster exited with ${code}; processes left in Redis: ${await redis.scard("processes")}; ${logLines} log lines`);
+  stopCluster = () => cluster.kill("SIGTERM");
+  stopCluster();
+  const code =
+    cluster.exitCode ??
+    cluster.signalCode ??
+    (await new Promise((r) => cluster.on("exit", (c, signal) => r(c ?? signal))));
+  console.log(
+    `   tsq-cluster exited with ${code}; processes left in Redis: ${await redis.scard("processes")}; ${logLines} log lines`,
+  );
   await tsq.closeDefaultClient();
   return code === 0 ? 0 : 1;
 }
 
 async function summary(redis) {
-  const [processed, failed, welcomed, rows, exports, flaky] = await redis.mget("stat:processed", "stat:failed", "demo:welcomed", "demo:rows", "demo:exports", "demo:flaky");
-  const [retries, scheduled, processes] = await Promise.all([redis.zcard("retry"), redis.zcard("schedule"), redis.scard("processes")]);
+  const [processed, failed, welcomed, rows, exports, flaky] = await redis.mget(
+    "stat:processed",
+    "stat:failed",
+    "demo:welcomed",
+    "demo:rows",
+    "demo:exports",
+    "demo:flaky",
+  );
+  const [retries, scheduled, processes] = await Promise.all([
+    redis.zcard("retry"),
+    redis.zcard("schedule"),
+    redis.scard("processes"),
+  ]);
   const latency = async (q) => {
     const last = await redis.lindex(`queue:${q}`, -1);
     return last ? Math.max(0, Date.now() / 1000 - JSON.parse(last).enqueued_at).toFixed(2) : "0.00";
   };
-  const sizes = await Promise.all(["critical", "default", "low"].map(async (q) => `${q}=${await redis.llen(`queue:${q}`)}/${await latency(q)}s`));
+  const sizes = await Promise.all(
+    ["critical", "default", "low"].map(async (q) => `${q}=${await redis.llen(`queue:${q}`)}/${await latency(q)}s`),
+  );
   console.log(
     `   summary | processed=${processed ?? 0} failed=${failed ?? 0} retries=${retries} scheduled=${scheduled} processes=${processes}` +
       ` | queues size/latency ${sizes.join(" ")} | welcome=${welcomed ?? 0} rows=${rows ?? 0} exports=${exports ?? 0} flaky-ok=${flaky ?? 0}`,
@@ -126,7 +197,11 @@ try {
   console.error(error);
 } finally {
   for (const cleanup of cleanups.reverse()) {
-    try { cleanup(); } catch {}
+    try {
+      cleanup();
+    } catch {
+      // already gone
+    }
   }
 }
 process.exit(status);

@@ -30,3 +30,34 @@ export class UnknownJobError extends TsqError {
 export class InvalidPayloadError extends TsqError {
   override name = "InvalidPayloadError";
 }
+
+/** Redis refused to store a job (out of memory, read-only replica, ...): the job was not enqueued. */
+export class EnqueueError extends TsqError {
+  override name = "EnqueueError";
+}
+
+/**
+ * A payload marked `compressed: true` whose `args` cannot be restored: not one base64 string, not a zlib
+ * stream, over the inflated-size cap (`maxInflatedBytes`), or not a JSON array. The job fails like any
+ * other (retry, then dead) with its stored bytes untouched, so a human can inspect it.
+ */
+export class PayloadDecompressionError extends TsqError {
+  override name = "PayloadDecompressionError";
+}
+
+/**
+ * A job of a concurrency-limited class found no free slot and its class's parked list is full
+ * (`concurrency_limit_max_parked`). The job is not parked: it fails like any other (retry with back-off,
+ * then dead), so an overload is loud instead of growing Redis without bound (GitLab's documented flaw).
+ */
+export class ConcurrencyLimitFullError extends TsqError {
+  override name = "ConcurrencyLimitFullError";
+}
+
+/**
+ * Reliable push's in-memory buffer is full while Redis is unreachable: this job was not enqueued (jobs
+ * buffered before it still are). Raise `reliablePush.maxBuffered`, or retry once Redis is back.
+ */
+export class PushBufferFullError extends TsqError {
+  override name = "PushBufferFullError";
+}

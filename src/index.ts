@@ -2,8 +2,17 @@
  * tsq's public API. Everything a job module or an application needs; internals are not exported.
  */
 export { Job, Setter, type SetOptions } from "./client/Job.js";
+export { LimitedCapacityJob } from "./limits/LimitedCapacityJob.js";
 export type { JobOptions } from "./client/options.js";
-export { Client, type ClientOptions, type ClientMiddlewareArgs, type PushItem, type BulkItem } from "./client/Client.js";
+export type { DeduplicateOptions } from "./dedup/policy.js";
+export { Unique, type LockedOptions, type UniqueOptions, type UniqueUntil } from "./unique/index.js";
+export {
+  Client,
+  type ClientOptions,
+  type ClientMiddlewareArgs,
+  type PushItem,
+  type BulkItem,
+} from "./client/Client.js";
 export { configureClient, defaultClient, closeDefaultClient } from "./client/defaultClient.js";
 export { Chain, type Middleware, type Next } from "./middleware/Chain.js";
 export type { JobPayload, JsonValue } from "./payload.js";
@@ -14,6 +23,8 @@ export {
   ConfigError,
   UnknownJobError,
   InvalidPayloadError,
+  EnqueueError,
+  ConcurrencyLimitFullError,
 } from "./errors.js";
 export { redactUrl } from "./redis/connection.js";
 export { logger, type Logger } from "./logger.js";
@@ -21,3 +32,37 @@ export { configureServer, type ServerConfig, type LifecycleEvent } from "./serve
 export type { ServerMiddlewareArgs, DeathHandler } from "./server/context.js";
 export { VERSION } from "./version.js";
 export type { CronDeclaration } from "./cron/index.js";
+export {
+  performLater,
+  type PerformLaterOptions,
+  type Enqueued,
+  type ActiveJobContext,
+  ActiveJobDeserializationError,
+  RubyTime,
+  RubyDate,
+  RubyDuration,
+  RubySymbol,
+  RubyBigDecimal,
+  RubyRange,
+  RubyModule,
+  RubyObject,
+  RubyHash,
+  GlobalId,
+  symbolKeys,
+  indifferentAccess,
+} from "./activejob/index.js";
+export { withCorrelationId, currentCorrelationId } from "./tracing/correlation.js";
+export {
+  workerAttributes,
+  generatedQueueName,
+  parseQuery,
+  matches,
+  WorkerRouter,
+  configureRouting,
+  type WorkerAttributeFields,
+  type WorkerAttributes,
+  type Urgency,
+  type ResourceBoundary,
+  type Query,
+  type RoutingRule,
+} from "./attributes/index.js";

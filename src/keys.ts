@@ -11,9 +11,20 @@
  *   <identity>-signals        LIST   remote control (TSTP, TERM, TTIN)
  *   stat:processed[:date]     STRING counters; daily keys use the UTC date
  *   dear-leader               STRING the leader's identity, SET NX EX (Sidekiq Enterprise)
+ *   paused                    SET    paused queue names (Sidekiq Pro; OSS 8.1.1+ reads it)
  *   tsq:cron                  SET    names of the periodic (cron) schedules
  *   tsq:cron:<name>           HASH   one schedule: definition, enabled, cursor, last/next run
  *   tsq:cron-tick:<name>:<t>  STRING claim of the tick at epoch second <t>, SET NX EX
+ *   cron_jobs                 SET    sidekiq-cron: the schedules' hash keys (`cron_job:<name>`)
+ *   cron_job:<name>           HASH   sidekiq-cron: one schedule (cron, klass, message, status, ...)
+ *   cron_job:<name>:enqueued  ZSET   sidekiq-cron: ticks already enqueued (ISO 8601 member, ZADD claims)
+ *   cron_job:<name>:jid_history LIST sidekiq-cron: the last pushes, {"jid","enqueued"} JSON
+ *   tsq:lock:<kind>:<id>      HASH   a lock of the lock core (src/locks): holder jid -> expiry (epoch ms);
+ *                                    kinds: dedup (<queue>:<sha256 hex>), unique (<sha256 hex of the context>)
+ *   tsq:dedup-signal:<id>     STRING "1": a duplicate was dropped while the lock was held (reschedule_once)
+ *   tsq:lock:limit:<Class>    HASH   concurrency-limit slots of a class (the lock core, N holders)
+ *   tsq:limit-parked:<Class>  LIST   jobs waiting for a slot, oldest at the head (LPOP), JSON payloads
+ *   tsq:limits                HASH   class -> its concurrency limit as last read by a worker (for tsqctl)
  */
 
 export const QUEUES = "queues";
@@ -27,6 +38,8 @@ export const PROCESS_CLEANUP = "process_cleanup";
 export const LEADER = "dear-leader";
 /** Sidekiq Pro super_fetch registry of processes that own private queues. */
 export const SUPER_PROCESSES = "super_processes";
+/** Sidekiq Pro's paused queue names (`Queue#pause!`); OSS 8.1.1+ reads it with SISMEMBER. */
+export const PAUSED = "paused";
 
 export const STAT_PROCESSED = "stat:processed";
 export const STAT_FAILED = "stat:failed";
@@ -94,6 +107,12 @@ export function recoveryLockKey(identity: string): string {
  * Periodic jobs (tsq's own layout, prefixed: sidekiq-cron's `cron_job:*` keys are read by its own
  * poller, which would enqueue our schedules a second time in a mixed fleet).
  */
+/**
+ * Kill switches, one HASH field per job class: `ImportJob` → `{"action":"defer","delay":300,"at":1795…}`
+ * or `{"action":"drop","at":1795…}` (`at`: epoch seconds when set). Written by tsqctl, read by workers.
+ */
+export const KILL_SWITCHES = "tsq:kill-switches";
+
 export const CRON_SCHEDULES = "tsq:cron";
 
 export function cronScheduleKey(name: string): string {
@@ -104,3 +123,56 @@ export function cronScheduleKey(name: string): string {
 export function cronTickKey(name: string, tick: number): string {
   return `tsq:cron-tick:${name}:${tick}`;
 }
+
+/** sidekiq-cron's set of schedules; its members are the hash keys (`cron_job:<name>`), not names. */
+export const SIDEKIQ_CRON_JOBS = "cron_jobs";
+
+/** sidekiq-cron's hash of one schedule. */
+export function sidekiqCronJobKey(name: string): string {
+  return `cron_job:${name}`;
+}
+
+/** sidekiq-cron's record of enqueued ticks: whoever ZADDs a tick first enqueues it. */
+export function sidekiqCronEnqueuedKey(name: string): string {
+  return `cron_job:${name}:enqueued`;
+}
+
+/** sidekiq-cron's list of the latest pushes (jid and time), newest first. */
+export function sidekiqCronHistoryKey(name: string): string {
+  return `cron_job:${name}:jid_history`;
+}
+
+/** Prefix of every lock of the lock core (src/locks/Lock.ts). */
+export const LOCK_PREFIX = "tsq:lock:";
+
+/** The kinds of lock sharing the core: each API gets its own namespace, so their digests never collide. */
+export type LockKind = "dedup" | "limit" | "unique";
+
+/** A lock's hash: `tsq:lock:<kind>:<id>`, e.g. `tsq:lock:dedup:default:<64 hex>`. */
+export function lockKey(kind: LockKind, id: string): string {
+  return `${LOCK_PREFIX}${kind}:${id}`;
+}
+
+/** The id part of a lock key of `kind`, or undefined if `key` is not such a key (a hostile payload field). */
+export function lockIdOf(kind: LockKind, key: string): string | undefined {
+  const prefix = `${LOCK_PREFIX}${kind}:`;
+  return key.startsWith(prefix) && key.length > prefix.length ? key.slice(prefix.length) : undefined;
+}
+
+/** GitLab's `<idempotency_key>:checking_duplicate`: set when a push was dropped as a duplicate (reschedule_once). */
+export function dedupSignalKey(id: string): string {
+  return `tsq:dedup-signal:${id}`;
+}
+
+/** The concurrency-limit slots of a job class: a lock of the core with up to `limit` holders (jids). */
+export function limitSlotsKey(className: string): string {
+  return lockKey("limit", className);
+}
+
+/** Jobs of a class parked until a slot frees (src/limits): RPUSH to park, LPOP the oldest to resume. */
+export function limitParkedKey(className: string): string {
+  return `tsq:limit-parked:${className}`;
+}
+
+/** Every concurrency-limited class a worker has seen, with the limit it last read: class -> limit. */
+export const LIMITS = "tsq:limits";

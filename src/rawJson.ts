@@ -20,7 +20,8 @@ function endOfString(text: string, i: number): number {
   let j = i + 1;
   while (j < text.length) {
     const c = text.charCodeAt(j);
-    if (c === 0x5c) j += 2; // backslash: skip the escaped character
+    if (c === 0x5c)
+      j += 2; // backslash: skip the escaped character
     else if (c === 0x22) return j + 1;
     else j++;
   }

@@ -50,7 +50,9 @@ describe("parsePayload", () => {
     assert.equal(parsePayload('{"class":"X","args":[],"jid":"a"}').queue, "default");
   });
   test("unknown fields are preserved, in order", () => {
-    const job = parsePayload('{"zeta":1,"class":"X","bid":"b","args":[],"jid":"a","queue":"q","unique_for":60,"alpha":[true]}');
+    const job = parsePayload(
+      '{"zeta":1,"class":"X","bid":"b","args":[],"jid":"a","queue":"q","unique_for":60,"alpha":[true]}',
+    );
     assert.deepEqual(Object.keys(job), ["zeta", "class", "bid", "args", "jid", "queue", "unique_for", "alpha"]);
     assert.equal(job.bid, "b");
     assert.deepEqual(job.alpha, [true]);
@@ -68,10 +70,21 @@ describe("dumpPayload", () => {
     assert.equal(dumpPayload({ enqueued_at: 1712345678.123456 }), '{"enqueued_at":1712345678.123456}');
   });
   test("integer milliseconds (Sidekiq 8) stay integers", () => {
-    assert.equal(dumpPayload({ created_at: 1712345678123, failed_at: 1712345678000 }), '{"created_at":1712345678123,"failed_at":1712345678000}');
+    assert.equal(
+      dumpPayload({ created_at: 1712345678123, failed_at: 1712345678000 }),
+      '{"created_at":1712345678123,"failed_at":1712345678000}',
+    );
   });
   test("other integer fields, and timestamp-named keys inside args, are untouched", () => {
-    const job = { class: "X", args: [{ created_at: 1712345678 }], retry: 5, retry_count: 0, count: 1712345678, jid: "a", queue: "q" };
+    const job = {
+      class: "X",
+      args: [{ created_at: 1712345678 }],
+      retry: 5,
+      retry_count: 0,
+      count: 1712345678,
+      jid: "a",
+      queue: "q",
+    };
     assert.equal(dumpPayload(job), JSON.stringify(job));
   });
   test("undefined fields are left out, like JSON.stringify", () => {
@@ -89,14 +102,17 @@ describe("dumpPayload", () => {
     assert.equal(dumpPayload(parsePayload(ruby)), ruby);
   });
   test("a Sidekiq 8 payload survives parse + dump byte for byte", () => {
-    const ruby = '{"retry":3,"queue":"low","class":"X","args":[],"jid":"a","created_at":1712345678123,"enqueued_at":1712345678456}';
+    const ruby =
+      '{"retry":3,"queue":"low","class":"X","args":[],"jid":"a","created_at":1712345678123,"enqueued_at":1712345678456}';
     assert.equal(dumpPayload(parsePayload(ruby)), ruby);
   });
 });
 
 describe("dumpPayload of a parsed payload", () => {
   test("a changed timestamp is re-encoded with the fraction rule; unchanged fields keep their text", () => {
-    const job = parsePayload('{"class":"X","args":[1.0],"jid":"a","queue":"q","created_at":1712345678.0,"failed_at":1712345600.5}');
+    const job = parsePayload(
+      '{"class":"X","args":[1.0],"jid":"a","queue":"q","created_at":1712345678.0,"failed_at":1712345600.5}',
+    );
     job.retried_at = 1712345700;
     job.failed_at = 1712345601;
     assert.equal(

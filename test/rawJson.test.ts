@@ -7,15 +7,19 @@ import { Client } from "../src/client/Client.js";
 import { useRedis } from "./helpers/redis.js";
 
 const handle = useRedis();
-const RUBY = '{"retry":true,"queue":"default","class":"A","args":[1.0,-0.0,1152921504606846977,"a\\/b \\u00e9",{"k":[1.5e+20]}],"jid":"abc","created_at":1795264707.0,"x":2.0}';
+const RUBY =
+  '{"retry":true,"queue":"default","class":"A","args":[1.0,-0.0,1152921504606846977,"a\\/b \\u00e9",{"k":[1.5e+20]}],"jid":"abc","created_at":1795264707.0,"x":2.0}';
 
 test("splitTopLevel returns each field's raw text, including nested strings with braces and escapes", () => {
   const fields = splitTopLevel('{ "a" : [1, "}]\\"", {"b": 2}] , "c":"x\\\\" ,"d":-1.0e5}');
-  assert.deepEqual([...fields.entries()], [
-    ["a", '[1, "}]\\"", {"b": 2}]'],
-    ["c", '"x\\\\"'],
-    ["d", "-1.0e5"],
-  ]);
+  assert.deepEqual(
+    [...fields.entries()],
+    [
+      ["a", '[1, "}]\\"", {"b": 2}]'],
+      ["c", '"x\\\\"'],
+      ["d", "-1.0e5"],
+    ],
+  );
 });
 
 test("a parsed payload dumps byte for byte; changed fields are re-encoded, unchanged keep their text", () => {

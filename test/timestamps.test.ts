@@ -35,8 +35,22 @@ describe("toEpochSeconds", () => {
     assert.equal(toEpochSeconds("1712345678123"), 1712345678.123);
   });
   test("garbage is undefined", () => {
-    for (const value of [undefined, null, "", "  ", "soon", "Infinity", NaN, Infinity, -Infinity, {}, [], true, [1712345678]]) {
-      assert.equal(toEpochSeconds(value), undefined, String(value));
+    for (const value of [
+      undefined,
+      null,
+      "",
+      "  ",
+      "soon",
+      "Infinity",
+      NaN,
+      Infinity,
+      -Infinity,
+      {},
+      [],
+      true,
+      [1712345678],
+    ]) {
+      assert.equal(toEpochSeconds(value), undefined, JSON.stringify(value));
     }
   });
 });

@@ -47,9 +47,18 @@ export function onCleanup(fn: () => unknown): void {
  * spawn() that registers the child for cleanup and keeps the last lines of its output. `last: true`
  * (redis-server) is stopped only after every other tracked process is gone.
  */
-export function spawnTracked(name: string, command: string, args: readonly string[], options: SpawnTrackedOptions = {}): TrackedChild {
+export function spawnTracked(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: SpawnTrackedOptions = {},
+): TrackedChild {
   const { last = false, ...spawnOptions } = options;
-  const spawned = spawn(command, args, { ...spawnOptions, detached: true, stdio: spawnOptions.stdio ?? ["ignore", "pipe", "pipe"] });
+  const spawned = spawn(command, args, {
+    ...spawnOptions,
+    detached: true,
+    stdio: spawnOptions.stdio ?? ["ignore", "pipe", "pipe"],
+  });
   const tail: string[] = [];
   let lines = 0;
   const keep = (data: Buffer | string) => {
@@ -129,7 +138,8 @@ export async function cleanupAll(graceMs = 3_000): Promise<void> {
     const entries = [...live.values()].filter((entry) => entry.last === last);
     for (const { child } of entries) killGroup(child.pid, "SIGTERM");
     const deadline = Date.now() + graceMs;
-    while (entries.some(({ child }) => child.pid !== undefined && live.has(child.pid)) && Date.now() < deadline) await sleep(50);
+    while (entries.some(({ child }) => child.pid !== undefined && live.has(child.pid)) && Date.now() < deadline)
+      await sleep(50);
     for (const { child } of entries) killGroup(child.pid, "SIGKILL");
   }
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
@@ -154,7 +164,7 @@ export function installCleanupHandlers(log = (line: string): unknown => process.
     }
     interrupted = true;
     log(`\nbench: ${signal}: stopping every worker and redis-server it started…`);
-    cleanupAll().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+    void cleanupAll().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -354,8 +364,10 @@ export function round(value: number | null | undefined, digits = 0): number | nu
   return Math.round(value * f) / f;
 }
 
-export const fmtInt = (n: number | null | undefined): string => (n === null || n === undefined || !Number.isFinite(n) ? "n/a" : Math.round(n).toLocaleString("en-US"));
-export const fmtMb = (kb: number | null | undefined): string => (kb === null || kb === undefined ? "n/a" : (kb / 1024).toFixed(0));
+export const fmtInt = (n: number | null | undefined): string =>
+  n === null || n === undefined || !Number.isFinite(n) ? "n/a" : Math.round(n).toLocaleString("en-US");
+export const fmtMb = (kb: number | null | undefined): string =>
+  kb === null || kb === undefined ? "n/a" : (kb / 1024).toFixed(0);
 
 let markdownTables = false;
 /** From now on, table() prints GitHub Markdown (for docs/performance.md). */
@@ -370,7 +382,9 @@ export function table(header: readonly string[], rows: readonly (readonly Cell[]
   const cells = rows.map((row) => row.map((cell) => String(cell ?? "")));
   if (markdownTables) {
     const md = (row: readonly string[]) => `| ${row.map((cell) => cell.replaceAll("|", "\\|")).join(" | ")} |`;
-    return [md(header), `|${header.map((_, c) => (c === 0 ? ":---" : "---:")).join("|")}|`, ...cells.map(md)].join("\n");
+    return [md(header), `|${header.map((_, c) => (c === 0 ? ":---" : "---:")).join("|")}|`, ...cells.map(md)].join(
+      "\n",
+    );
   }
   const widths = header.map((h, c) => Math.max(h.length, ...cells.map((row) => (row[c] ?? "").length)));
   const line = (row: readonly string[]) =>

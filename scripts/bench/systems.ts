@@ -19,9 +19,18 @@ import { join } from "node:path";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Client } from "../../src/index.js";
-import { blockedClients, childPids, messageOf, onCleanup, sleep, spawnTracked, stopTracked, type TrackedChild } from "./lib.js";
+import {
+  blockedClients,
+  childPids,
+  messageOf,
+  onCleanup,
+  sleep,
+  spawnTracked,
+  stopTracked,
+  type TrackedChild,
+} from "./lib.js";
 
-export type SystemKey = "tsq" | "bullmq" | "sidekiq";
+export type SystemKey = "tsq" | "tsq-reliable" | "bullmq" | "sidekiq";
 export type FetchStrategy = "basic" | "reliable";
 
 /** What every system is driven with: the Redis under test, tsq's client on it, a scratch directory. */
@@ -60,6 +69,8 @@ export interface Handle {
 export interface System {
   key: SystemKey;
   label: string;
+  /** tsq's fetch strategy when this system fixes it (--fetch both runs tsq once with each). */
+  fetch?: FetchStrategy;
   probe(): Promise<Probe>;
   enqueue(ctx: BenchContext, n: number): Promise<void>;
   start(ctx: BenchContext, config: { processes: number; concurrency: number; fetch: FetchStrategy }): Promise<Handle>;
@@ -76,7 +87,12 @@ const SIDEKIQ_QUEUE = "queue:default";
 const BOOT_TIMEOUT_MS = 60_000;
 
 /** Waits until `condition()` holds, or throws `what` (with the output of the processes) after `timeoutMs`. */
-async function waitFor(condition: () => Promise<boolean>, what: string, handle: Handle, timeoutMs = BOOT_TIMEOUT_MS): Promise<void> {
+async function waitFor(
+  condition: () => Promise<boolean>,
+  what: string,
+  handle: Handle,
+  timeoutMs = BOOT_TIMEOUT_MS,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     handle.check();
@@ -86,7 +102,12 @@ async function waitFor(condition: () => Promise<boolean>, what: string, handle: 
 }
 
 /** Every process is known to Redis and at least `processes` clients sit in a blocking fetch. */
-async function waitIdle(ctx: BenchContext, handle: Handle, processes: number, registered: () => Promise<boolean>): Promise<void> {
+async function waitIdle(
+  ctx: BenchContext,
+  handle: Handle,
+  processes: number,
+  registered: () => Promise<boolean>,
+): Promise<void> {
   await waitFor(registered, "the workers did not all register", handle);
   // A worker that polls instead of blocking would never show up here; give it 3 s, then go on.
   const deadline = Date.now() + 3_000;
@@ -96,7 +117,12 @@ async function waitIdle(ctx: BenchContext, handle: Handle, processes: number, re
 }
 
 /** Handle over tracked children. `workers()` lists the job-running pids. */
-function makeHandle(name: string, roots: TrackedChild[], workers: () => number[], discover: () => void = () => {}): Handle {
+function makeHandle(
+  name: string,
+  roots: TrackedChild[],
+  workers: () => number[],
+  discover: () => void = () => {},
+): Handle {
   let stopping = false;
   const died: string[] = [];
   for (const child of roots) {
@@ -157,14 +183,18 @@ async function sidekiqWhereabouts(ctx: BenchContext): Promise<Whereabouts> {
 
 // ---------------------------------------------------------------------------------------------------
 
-export function tsqSystem(root: string, tsqVersion: string): System {
+/** tsq; with `fixedFetch` "reliable" it is its own system ("tsq-reliable"), beside a basic one. */
+export function tsqSystem(root: string, tsqVersion: string, fixedFetch?: FetchStrategy): System {
   const jobsModule = join(root, "dist/examples/demoJobs.js");
+  const reliable = fixedFetch === "reliable";
   return {
-    key: "tsq",
-    label: "tsq",
+    key: reliable ? "tsq-reliable" : "tsq",
+    label: reliable ? "tsq reliable" : "tsq",
+    ...(fixedFetch === undefined ? {} : { fetch: fixedFetch }),
     probe: async () => ({ available: true, version: tsqVersion }),
     enqueue: pushSidekiqJobs,
-    async start(ctx, { processes, concurrency, fetch }) {
+    async start(ctx, { processes, concurrency, fetch: given }) {
+      const fetch = fixedFetch ?? given;
       const common = ["-r", jobsModule, "-c", String(concurrency), "--fetch", fetch, "-t", "5", "--redis-url", ctx.url];
       const args =
         processes === 1
@@ -176,9 +206,14 @@ export function tsqSystem(root: string, tsqVersion: string): System {
       });
       const pid = child.pid;
       let workers = processes === 1 && pid !== undefined ? [pid] : [];
-      return makeHandle("tsq", [child], () => workers, () => {
-        if (processes > 1 && pid !== undefined) workers = childPids(pid);
-      });
+      return makeHandle(
+        "tsq",
+        [child],
+        () => workers,
+        () => {
+          if (processes > 1 && pid !== undefined) workers = childPids(pid);
+        },
+      );
     },
     async ready(ctx, handle, processes) {
       await waitIdle(ctx, handle, processes, async () => (await ctx.redis.scard("processes")) >= processes);
@@ -226,6 +261,7 @@ export function bullmqSystem(root: string): System {
   // Forked by the bench: the compiled scripts/bench/bullmq-worker.ts.
   const script = join(root, "dist/scripts/bench/bullmq-worker.js");
   const QUEUE = "bench";
+  // eslint-disable-next-line @typescript-eslint/consistent-type-imports -- bullmq is optional: loaded only when asked for
   let bullmq: typeof import("bullmq") | undefined;
   let queue: Queue<BullmqJobData, void, "noop" | "latency"> | undefined;
   let queueConnection: Redis | undefined;
@@ -239,15 +275,17 @@ export function bullmqSystem(root: string): System {
         bullmq = await import("bullmq");
         const manifest: unknown = JSON.parse(readFileSync(join(root, "node_modules/bullmq/package.json"), "utf8"));
         const version =
-          typeof manifest === "object" && manifest !== null && "version" in manifest && typeof manifest.version === "string"
+          typeof manifest === "object" &&
+          manifest !== null &&
+          "version" in manifest &&
+          typeof manifest.version === "string"
             ? manifest.version
             : "unknown";
         return { available: true, version };
       } catch (error) {
         return {
           available: false,
-          reason:
-            `bullmq (a devDependency) is not installed; run \`npm ci\` without --omit=dev: ${messageOf(error)}`,
+          reason: `bullmq (a devDependency) is not installed; run \`npm ci\` without --omit=dev: ${messageOf(error)}`,
         };
       }
     },
@@ -268,7 +306,9 @@ export function bullmqSystem(root: string): System {
       for (let i = 0; i < n; i += CHUNK) {
         const size = Math.min(CHUNK, n - i);
         // removeOnComplete: a finished job leaves nothing behind, as in tsq and Sidekiq.
-        await q.addBulk(Array.from({ length: size }, () => ({ name: "noop" as const, data: {}, opts: { removeOnComplete: true } })));
+        await q.addBulk(
+          Array.from({ length: size }, () => ({ name: "noop" as const, data: {}, opts: { removeOnComplete: true } })),
+        );
       }
     },
     async start(ctx, { processes, concurrency }) {
@@ -331,7 +371,10 @@ export function sidekiqSystem(root: string): System {
     async probe() {
       const result = spawnSync("sidekiq", ["--version"], { encoding: "utf8", timeout: 30_000 });
       if (result.error || result.status !== 0) {
-        return { available: false, reason: `Ruby Sidekiq is not installed (${result.error?.message ?? result.stderr.trim()}); apt-get install ruby-sidekiq` };
+        return {
+          available: false,
+          reason: `Ruby Sidekiq is not installed (${result.error?.message ?? result.stderr.trim()}); apt-get install ruby-sidekiq`,
+        };
       }
       const version = /Sidekiq (\S+)/.exec(result.stdout + result.stderr)?.[1] ?? "unknown";
       const ruby = spawnSync("ruby", ["-e", "print RUBY_VERSION"], { encoding: "utf8" }).stdout.trim();
@@ -342,10 +385,15 @@ export function sidekiqSystem(root: string): System {
       const children: TrackedChild[] = [];
       for (let i = 0; i < processes; i++) {
         children.push(
-          spawnTracked("sidekiq", "sidekiq", ["-r", jobsFile, "-c", String(concurrency), "-q", "default", "-t", "5", "-e", "production"], {
-            cwd: ctx.workDir,
-            env: { ...process.env, REDIS_URL: ctx.url },
-          }),
+          spawnTracked(
+            "sidekiq",
+            "sidekiq",
+            ["-r", jobsFile, "-c", String(concurrency), "-q", "default", "-t", "5", "-e", "production"],
+            {
+              cwd: ctx.workDir,
+              env: { ...process.env, REDIS_URL: ctx.url },
+            },
+          ),
         );
       }
       return makeHandle("sidekiq", children, () => pidsOf(children));

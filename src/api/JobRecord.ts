@@ -1,6 +1,6 @@
 /**
- * A job as the admin API sees it, Sidekiq's `JobRecord`: the exact text stored in Redis (which LREM and
- * ZREM need, and which keeps Ruby's number formatting) plus its parsed fields.
+ * A job as the admin API sees it, Sidekiq's `JobRecord`: the exact bytes stored in Redis (which LREM and
+ * ZREM need, and which keep Ruby's number formatting) plus its parsed fields.
  *
  * A text that is not a JSON object is kept rather than dropped, with `args` = [text], as Sidekiq does,
  * so it can still be listed and deleted.
@@ -8,11 +8,15 @@
 import { inflateSync } from "node:zlib";
 import { displayClass } from "../payload.js";
 import { nowSeconds, toEpochSeconds } from "../timestamps.js";
+import { DEFAULTS } from "../config/defaults.js";
+import { displayArgs, isCompressed } from "../payloadSize/expand.js";
 
 function parseObject(text: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -24,8 +28,13 @@ function stringField(item: Readonly<Record<string, unknown>>, field: string): st
 }
 
 export class JobRecord {
-  /** The exact stored text. */
+  /** The stored text (its bytes decoded as UTF-8). */
   readonly value: string;
+  /**
+   * The exact stored bytes, for removing the entry by value (LREM, ZREM): a Ruby client can store bytes
+   * that are not UTF-8, which `value` cannot reproduce.
+   */
+  readonly stored: string | Buffer;
   /** The parsed top-level fields; {} when the text is not a JSON object. */
   readonly item: Readonly<Record<string, unknown>>;
   /** True when the text is a JSON object (even one that is not a job). */
@@ -34,14 +43,21 @@ export class JobRecord {
   readonly valid: boolean;
   /** The queue the job is in (lists) or will go to (sorted sets). */
   readonly queue: string;
+  private shownArgs: unknown[] | undefined;
 
-  constructor(value: string, queue?: string) {
+  constructor(stored: string | Buffer, queue?: string) {
+    const value = typeof stored === "string" ? stored : stored.toString();
+    this.stored = stored;
     this.value = value;
     const item = parseObject(value);
     this.item = item ?? {};
     this.isObject = item !== null;
     this.valid =
-      item !== null && typeof item.class === "string" && item.class !== "" && Array.isArray(item.args) && typeof item.jid === "string";
+      item !== null &&
+      typeof item.class === "string" &&
+      item.class !== "" &&
+      Array.isArray(item.args) &&
+      typeof item.jid === "string";
     this.queue = queue ?? stringField(this.item, "queue") ?? "default";
   }
 
@@ -64,10 +80,19 @@ export class JobRecord {
     return klass === undefined ? undefined : displayClass({ class: klass, wrapped: stringField(this.item, "wrapped") });
   }
 
-  /** The arguments; for a text that is not JSON, [text] (so a UI can show it). */
+  /**
+   * The arguments; for a text that is not JSON, [text] (so a UI can show it). Args compressed as GitLab
+   * does (`compressed: true`) are shown inflated, or as stored when they cannot be inflated.
+   */
   get args(): unknown[] {
     if (!this.isObject) return [this.value];
-    return Array.isArray(this.item.args) ? this.item.args : [];
+    this.shownArgs ??= displayArgs(this.item, DEFAULTS.maxInflatedBytes);
+    return this.shownArgs;
+  }
+
+  /** True when the stored args are compressed (`compressed: true`); `args` shows them inflated. */
+  get compressed(): boolean {
+    return isCompressed(this.item);
   }
 
   /** Epoch seconds; Sidekiq 8's integer milliseconds are converted. */

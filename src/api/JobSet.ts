@@ -17,6 +17,7 @@ import { defineScripts, type TsqRedis } from "../redis/scripts.js";
 import { sendToMorgue } from "../server/morgue.js";
 import { formatSeconds } from "../timestamps.js";
 import { SortedEntry, type KillOptions } from "./SortedEntry.js";
+import { LOCK_MARKER, releaseLocksOf } from "../locks/release.js";
 
 export interface JobSetOptions {
   /** Pushes retried jobs, so its middleware runs (default: a plain Client on the same connection). */
@@ -28,6 +29,8 @@ export interface JobSetOptions {
 }
 
 const PAGE_SIZE = 50;
+/** Entries `retryAll`/`killAll` pop per ZPOPMIN and act on concurrently. */
+const POP_BATCH = 500;
 
 /** Redis prints scores as the shortest text that round-trips a double (and `inf` for infinities). */
 function parseScore(text: string): number {
@@ -72,7 +75,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     const removedBefore = this.removed;
     for (let page = -1; ; page--) {
       const end = Math.min(page * pageSize + (this.removed - removedBefore) + pageSize - 1, -1);
-      const flat = await this.redis.zrange(this.name, end - pageSize + 1, end, "WITHSCORES");
+      const flat = await this.redis.zrangeBuffer(this.name, end - pageSize + 1, end, "WITHSCORES");
       if (flat.length === 0) return;
       const entries = this.entries(flat);
       for (let i = entries.length - 1; i >= 0; i--) yield entries[i]!;
@@ -91,6 +94,19 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   }
 
   /**
+   * One page: `count` entries from position `start`, newest first (`ZRANGE start stop REV`), or
+   * lowest score first with `oldestFirst`. Never reads the whole set.
+   */
+  async page(start: number, count: number, oldestFirst = false): Promise<SortedEntry[]> {
+    if (count <= 0 || start < 0) return [];
+    const stop = start + count - 1;
+    const flat = oldestFirst
+      ? await this.redis.zrangeBuffer(this.name, start, stop, "WITHSCORES")
+      : await this.redis.zrevrangeBuffer(this.name, start, stop, "WITHSCORES");
+    return this.entries(flat);
+  }
+
+  /**
    * Entries whose text contains `match` (`ZSCAN MATCH *match*`; a pattern with `*` is used as given),
    * in no particular order. Each entry is reported once even if ZSCAN repeats it during a rehash.
    */
@@ -99,13 +115,14 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     const seen = new Set<string>();
     let cursor = "0";
     do {
-      const [next, flat] = await this.redis.zscan(this.name, cursor, "MATCH", pattern, "COUNT", count);
+      const [next, flat] = await this.redis.zscanBuffer(this.name, cursor, "MATCH", pattern, "COUNT", count);
       for (const entry of this.entries(flat)) {
-        if (seen.has(entry.value)) continue;
-        seen.add(entry.value);
+        const key = exactKey(entry.stored);
+        if (seen.has(key)) continue;
+        seen.add(key);
         yield entry;
       }
-      cursor = next;
+      cursor = next.toString();
     } while (cursor !== "0");
   }
 
@@ -118,12 +135,12 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   /** Entries scored exactly `score`, optionally only those with `jid` (Sidekiq `JobSet#fetch`). */
   async fetch(score: number, jid?: string): Promise<SortedEntry[]> {
     const text = String(score);
-    const flat = await this.redis.zrangebyscore(this.name, text, text, "WITHSCORES");
+    const flat = await this.redis.zrangebyscoreBuffer(this.name, text, text, "WITHSCORES");
     return this.entries(flat).filter((entry) => jid === undefined || entry.jid === jid);
   }
 
-  /** Removes the entry with exactly this text. */
-  async deleteByValue(value: string): Promise<boolean> {
+  /** Removes the entry with exactly these bytes. */
+  async deleteByValue(value: string | Buffer): Promise<boolean> {
     const removed = (await this.redis.zrem(this.name, value)) === 1;
     if (removed) this.removed++;
     return removed;
@@ -131,7 +148,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
 
   /** Removes the entry scored `score` whose jid is `jid`. */
   async deleteByJid(score: number, jid: string): Promise<boolean> {
-    for (const entry of await this.fetch(score, jid)) if (await this.deleteByValue(entry.value)) return true;
+    for (const entry of await this.fetch(score, jid)) if (await this.deleteByValue(entry.stored)) return true;
     return false;
   }
 
@@ -140,10 +157,21 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     await this.redis.zadd(this.name, formatSeconds(toSeconds(at)), typeof job === "string" ? job : dumpPayload(job));
   }
 
-  /** Removes every entry (UNLINK). Resolves to how many there were. */
+  /**
+   * Removes every entry (UNLINK), then releases the locks the removed jobs held (found first with
+   * ZSCAN MATCH, so only those jobs cross the network). Resolves to how many entries there were.
+   */
   async clear(): Promise<number> {
+    const locked: Buffer[] = [];
+    let cursor = "0";
+    do {
+      const [next, flat] = await this.redis.zscanBuffer(this.name, cursor, "MATCH", `*${LOCK_MARKER}*`, "COUNT", 1000);
+      cursor = next.toString();
+      for (let i = 0; i < flat.length; i += 2) locked.push(flat[i]!);
+    } while (cursor !== "0");
     const results = (await this.redis.multi().zcard(this.name).unlink(this.name).exec()) ?? [];
     for (const [error] of results) if (error) throw error;
+    await releaseLocksOf(this.redis, locked);
     return Number(results[0]?.[1] ?? 0);
   }
 
@@ -154,16 +182,26 @@ export class JobSet implements AsyncIterable<SortedEntry> {
 
   /** Moves every entry to the dead set (`ZPOPMIN` loop). */
   killAll(options: KillOptions = {}): Promise<number> {
-    return this.popEach(false, async (text) => {
-      await this.morgue(text, options);
+    return this.popEach(false, async (text, score) => {
+      try {
+        await this.morgue(text, options);
+      } catch (error) {
+        await this.restore(text, score);
+        throw error;
+      }
+      await releaseLocksOf(this.redis, [text]);
       return true;
     });
   }
 
   // Actions on one entry, called through SortedEntry.
 
+  /** Removes the entry; a lock it held is released (a new push of the same job is accepted). */
   async deleteEntry(entry: SortedEntry): Promise<boolean> {
-    return (await this.take(entry)) !== null;
+    const text = await this.take(entry);
+    if (text === null) return false;
+    await releaseLocksOf(this.redis, [text]);
+    return true;
   }
 
   async retryEntry(entry: SortedEntry): Promise<boolean> {
@@ -178,6 +216,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     const text = await this.take(entry);
     if (text === null) return false;
     await this.morgue(text, options);
+    await releaseLocksOf(this.redis, [text]);
     return true;
   }
 
@@ -187,13 +226,13 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * `ZADD XX` sets the same score on the same member but never re-creates a taken entry.
    */
   async rescheduleEntry(entry: SortedEntry, at: number | Date): Promise<boolean> {
-    const changed = await this.redis.zadd(this.name, "XX", "CH", formatSeconds(toSeconds(at)), entry.value);
+    const changed = await this.redis.zadd(this.name, "XX", "CH", formatSeconds(toSeconds(at)), entry.stored);
     if (Number(changed) === 1) return true;
-    return (await this.redis.zscore(this.name, entry.value)) !== null;
+    return (await this.redis.zscore(this.name, entry.stored)) !== null;
   }
 
   /** The dead-set add and trim (`DeadSet#kill`), then the death handlers if any were given. */
-  protected async morgue(text: string, options: KillOptions): Promise<void> {
+  protected async morgue(text: string | Buffer, options: KillOptions): Promise<void> {
     await sendToMorgue(this.tsqRedis, text, {
       deadMaxJobs: this.options.deadMaxJobs ?? DEFAULTS.deadMaxJobs,
       deadTimeoutInSeconds: this.options.deadTimeoutInSeconds ?? DEFAULTS.deadTimeoutInSeconds,
@@ -202,29 +241,34 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     const entry = new SortedEntry(this, 0, text);
     // A text that is not a job (a poison pill) can be killed, but there is no job to tell handlers about.
     if (!entry.valid) return;
-    const job = parsePayload(text);
+    const job = parsePayload(entry.value);
     const error = options.error ?? new Error("Job killed by API");
     for (const handler of options.deathHandlers) await handler(job, error);
   }
 
-  private entries(flat: string[]): SortedEntry[] {
+  private entries(flat: Buffer[]): SortedEntry[] {
     const entries: SortedEntry[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) entries.push(new SortedEntry(this, parseScore(flat[i + 1]!), flat[i]!));
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      entries.push(new SortedEntry(this, parseScore(flat[i + 1]!.toString()), flat[i]!));
     return entries;
   }
 
-  /** Removes the entry and returns the text removed, or null if someone else got it first. */
-  private async take(entry: SortedEntry): Promise<string | null> {
-    if (await this.deleteByValue(entry.value)) return entry.value;
+  /** Removes the entry and returns the bytes removed, or null if someone else got it first. */
+  private async take(entry: SortedEntry): Promise<string | Buffer | null> {
+    if (await this.deleteByValue(entry.stored)) return entry.stored;
     // The exact text is gone: taken by a poller, or rewritten (Sidekiq's reschedule re-serializes).
     const jid = entry.jid;
     if (jid === undefined) return null;
-    for (const other of await this.fetch(entry.score, jid)) if (await this.deleteByValue(other.value)) return other.value;
+    for (const other of await this.fetch(entry.score, jid))
+      if (await this.deleteByValue(other.stored)) return other.stored;
     return null;
   }
 
   private async moveToQueue(entry: SortedEntry, decrementRetryCount: boolean): Promise<boolean> {
-    if (!entry.valid) throw new InvalidPayloadError(`entry ${entry.id} of ${this.name} is not a job (${entry.value.slice(0, 80)}); delete it instead`);
+    if (!entry.valid)
+      throw new InvalidPayloadError(
+        `entry ${entry.id} of ${this.name} is not a job (${entry.value.slice(0, 80)}); delete it instead`,
+      );
     const text = await this.take(entry);
     if (text === null) return false;
     return this.enqueue(text, entry.score, decrementRetryCount);
@@ -235,10 +279,10 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * `enqueued_at` is new and client middleware runs). Unchanged fields keep their stored text. If the
    * push fails or a middleware refuses it, the entry is put back and the error reported.
    */
-  private async enqueue(text: string, score: number, decrementRetryCount: boolean): Promise<boolean> {
+  private async enqueue(text: string | Buffer, score: number, decrementRetryCount: boolean): Promise<boolean> {
     let pushed: string | null;
     try {
-      const job = parsePayload(text);
+      const job = parsePayload(text.toString());
       // Manual retries do not count against the retry limit; the next failure adds 1 back.
       if (decrementRetryCount && typeof job.retry_count === "number") job.retry_count -= 1;
       delete job.at;
@@ -252,26 +296,37 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     throw new Error(`a client middleware refused to push the job; it was put back in ${this.name}`);
   }
 
-  private async restore(text: string, score: number): Promise<void> {
+  private async restore(text: string | Buffer, score: number): Promise<void> {
     await this.redis.zadd(this.name, formatSeconds(score), text);
   }
 
   /**
-   * Pops the lowest entry at most `size` times, so entries added meanwhile wait for the next call.
-   * With `jobsOnly`, entries that are not jobs are put back at the end, untouched.
+   * Pops the lowest entries, `POP_BATCH` at a time, at most `size` in all, so entries added meanwhile
+   * wait for the next call. Each batch's actions run concurrently (ioredis pipelines them on one
+   * connection): 100,000 entries take seconds instead of one round trip each. An action that fails
+   * has put its entry back; the first failure is thrown once its batch has settled. With `jobsOnly`,
+   * entries that are not jobs are put back at the end, untouched.
    */
-  private async popEach(jobsOnly: boolean, action: (text: string, score: number) => Promise<boolean>): Promise<number> {
-    const total = await this.size();
-    const skipped: [string, number][] = [];
+  private async popEach(jobsOnly: boolean, action: (text: Buffer, score: number) => Promise<boolean>): Promise<number> {
+    let left = await this.size();
+    const skipped: [Buffer, number][] = [];
     let done = 0;
     try {
-      for (let i = 0; i < total; i++) {
-        const popped = await this.redis.zpopmin(this.name, 1);
+      while (left > 0) {
+        const popped = await this.redis.zpopminBuffer(this.name, Math.min(left, POP_BATCH));
         if (popped.length < 2) break;
-        this.removed++;
-        const [text, score] = [popped[0]!, parseScore(popped[1]!)];
-        if (jobsOnly && !new SortedEntry(this, score, text).valid) skipped.push([text, score]);
-        else if (await action(text, score)) done++;
+        const batch: Promise<boolean>[] = [];
+        for (let i = 0; i + 1 < popped.length; i += 2) {
+          left--;
+          this.removed++;
+          const [text, score] = [popped[i]!, parseScore(popped[i + 1]!.toString())];
+          if (jobsOnly && !new SortedEntry(this, score, text).valid) skipped.push([text, score]);
+          else batch.push(action(text, score));
+        }
+        const results = await Promise.allSettled(batch);
+        done += results.filter((r) => r.status === "fulfilled" && r.value).length;
+        const failed = results.find((r) => r.status === "rejected");
+        if (failed) throw failed.reason;
       }
     } finally {
       for (const [text, score] of skipped) await this.restore(text, score);
@@ -282,6 +337,11 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   private client(): Client {
     return this.options.client ?? (this.ownClient ??= new Client({ redis: this.tsqRedis }));
   }
+}
+
+/** A Set key that tells apart entries whose bytes differ but decode to the same text. */
+function exactKey(stored: string | Buffer): string {
+  return typeof stored === "string" ? stored : stored.toString("latin1");
 }
 
 function toSeconds(at: number | Date): number {

@@ -56,7 +56,9 @@ function num(value: unknown): number {
 function parseInfo(text: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -67,7 +69,8 @@ function toRecord(identity: string, fields: (string | null)[], leader: string | 
   const [infoText, busy, beat, quiet, rss, rtt, concurrency] = fields;
   const info = infoText == null ? null : parseInfo(infoText);
   if (info === null) return null;
-  const strings = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : []);
+  const strings = (value: unknown) =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
   return {
     identity: typeof info.identity === "string" ? info.identity : identity,
     hostname: typeof info.hostname === "string" ? info.hostname : "",

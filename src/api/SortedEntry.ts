@@ -18,9 +18,9 @@ export class SortedEntry extends JobRecord {
     readonly set: JobSet,
     /** Epoch seconds, exactly the double Redis holds. */
     readonly score: number,
-    value: string,
+    stored: string | Buffer,
   ) {
-    super(value);
+    super(stored);
   }
 
   /** When the job is due (or died). */

@@ -4,7 +4,17 @@
  */
 import type { Redis } from "ioredis";
 import { ArgumentError } from "../errors.js";
-import { DEAD, PROCESSES, RETRY, SCHEDULE, STAT_FAILED, STAT_PROCESSED, dailyStatKey, processKey, queueKey } from "../keys.js";
+import {
+  DEAD,
+  PROCESSES,
+  RETRY,
+  SCHEDULE,
+  STAT_FAILED,
+  STAT_PROCESSED,
+  dailyStatKey,
+  processKey,
+  queueKey,
+} from "../keys.js";
 import { nowSeconds } from "../timestamps.js";
 import { JobRecord } from "./JobRecord.js";
 import { processIdentities, queueNames } from "./scan.js";
@@ -73,7 +83,10 @@ export class Stats {
     const [processes, queues] = await Promise.all([processIdentities(this.redis), queueNames(this.redis)]);
     const slow = pipelineResults(
       await this.redis
-        .pipeline([...processes.map((id) => ["hget", processKey(id), "busy"]), ...queues.map((q) => ["llen", queueKey(q)])])
+        .pipeline([
+          ...processes.map((id) => ["hget", processKey(id), "busy"]),
+          ...queues.map((q) => ["llen", queueKey(q)]),
+        ])
         .exec(),
     );
     const sizes = queues.map((name, i) => [name, count(slow[processes.length + i])] as const);
@@ -86,7 +99,8 @@ export class Stats {
       processesSize: count(fast[5]),
       workersSize: slow.slice(0, processes.length).reduce<number>((sum, busy) => sum + count(busy), 0),
       enqueued: sizes.reduce((sum, [, size]) => sum + size, 0),
-      defaultQueueLatency: oldestDefault === undefined ? 0 : new JobRecord(oldestDefault, "default").latency(nowSeconds()),
+      defaultQueueLatency:
+        oldestDefault === undefined ? 0 : new JobRecord(oldestDefault, "default").latency(nowSeconds()),
       queues: sortBySize(sizes),
     };
   }
@@ -114,6 +128,19 @@ export class Stats {
       keys.forEach((key, i) => (result[name][key.slice(base.length + 1)] = count(values[i])));
     }
     return result;
+  }
+
+  /**
+   * The Redis `INFO` fields the Web UI shows, as Sidekiq's `redis_info` (keys such as `redis_version`,
+   * `uptime_in_days`, `connected_clients`, `used_memory_human`, `used_memory_peak_human`).
+   */
+  async redisInfo(): Promise<Record<string, string>> {
+    const info: Record<string, string> = {};
+    for (const line of (await this.redis.info()).split("\r\n")) {
+      const colon = line.indexOf(":");
+      if (colon > 0 && !line.startsWith("#")) info[line.slice(0, colon)] = line.slice(colon + 1);
+    }
+    return info;
   }
 
   /** Sets the lifetime counters to 0 (both when none are named), as `Stats#reset`. Daily counts stay. */

@@ -7,7 +7,7 @@
 import { availableParallelism } from "node:os";
 import { relative } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { parseGroup } from "../cluster/groups.js";
+import { checkGroup } from "../cluster/groups.js";
 import { DEFAULTS } from "../config/defaults.js";
 import type { ClusterFileConfig } from "../config/loadConfig.js";
 import type { WorkerOptions } from "../config/options.js";
@@ -45,6 +45,8 @@ export interface ClusterOptions {
   /** TCP port for GET /metrics, /healthz, /readyz; 0 = off. */
   metricsPort: number;
   metricsHost: string;
+  /** TCP port of the web dashboard, on `metricsHost`; 0 = off. */
+  webPort: number;
 }
 
 export interface ClusterDefaults {
@@ -72,16 +74,20 @@ interface ClusterFlags extends WorkerFlags {
   listQueues?: boolean;
   maxMemory?: number;
   hangThreshold?: number;
+  webPort?: number;
 }
 
 export function buildClusterCommand(): Command {
   const command = new Command("tsq-cluster")
-    .description("Run and supervise worker processes, --processes of them per queue group (like sidekiqswarm and GitLab sidekiq-cluster).")
+    .description(
+      "Run and supervise worker processes, --processes of them per queue group (like sidekiqswarm and GitLab sidekiq-cluster).",
+    )
     .version(VERSION, "-V, --version", "print the tsq version and exit")
     .argument(
       "[groups...]",
       'queue groups, each one comma-separated list: "*" = every known queue, a bare name also selects its ' +
-        '"name:*" queues, a name given twice gets weight 2 (default: config cluster.groups, else one group of the -q queues)',
+        '"name:*" queues, a name given twice gets weight 2; a group with = & | is a worker query such as ' +
+        '"urgency=high&resource_boundary!=cpu" (default: config cluster.groups, else one group of the -q queues)',
     );
   return addWorkerFlags(command)
     .option(
@@ -89,7 +95,11 @@ export function buildClusterCommand(): Command {
       `children per group (default: config cluster.processes, else 1 per group, or the number of CPUs, ${availableParallelism()} here, without groups)`,
       positiveIntegerFlag,
     )
-    .addOption(new Option("--dryrun", "print each planned child (queues, weights, concurrency) and exit").conflicts("listQueues"))
+    .addOption(
+      new Option("--dryrun", "print each planned child (queues, weights, concurrency) and exit").conflicts(
+        "listQueues",
+      ),
+    )
     .option("--list-queues", "print the resolved queues and exit")
     .option(
       "--max-memory <MB>",
@@ -107,6 +117,11 @@ export function buildClusterCommand(): Command {
       portFlag,
     )
     .option(
+      "--web-port <port>",
+      "TCP port for the web dashboard on the metrics host, 0 = off (default 0; TSQ_WEB_PASSWORD / TSQ_WEB_TOKEN turn auth on)",
+      portFlag,
+    )
+    .option(
       "--metrics-host <host>",
       `interface for the metrics port (default: config cluster.metrics.host, else ${CLUSTER_DEFAULTS.metricsHost})`,
     );
@@ -116,13 +131,18 @@ export function buildClusterCommand(): Command {
 export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ClusterOptions {
   const command = buildClusterCommand();
   const flags = parseWorkerCommandLine<ClusterFlags>(command, argv);
-  const { processes, dryrun, listQueues, maxMemory, hangThreshold, metricsPort, metricsHost, ...workerFlags } = flags;
+  const { processes, dryrun, listQueues, maxMemory, hangThreshold, metricsPort, metricsHost, webPort, ...workerFlags } =
+    flags;
   const positional = (command.processedArgs[0] as string[] | undefined) ?? [];
   if (positional.length > 0 && workerFlags.queue !== undefined) {
-    throw new UsageError("give queue groups or -q, not both: with groups, each group lists its own queues", command.helpInformation());
+    throw new UsageError(
+      "give queue groups or -q, not both: with groups, each group lists its own queues",
+      command.helpInformation(),
+    );
   }
   const { options, cluster = {} } = resolveWorkerFlags(workerFlags, env, cwd);
-  const groups = positional.length > 0 ? checkGroups(positional) : fileGroups(cluster, workerFlags, options.configFile, cwd);
+  const groups =
+    positional.length > 0 ? checkGroups(positional) : fileGroups(cluster, workerFlags, options.configFile, cwd);
   return {
     worker: { ...options, metricsPort: undefined },
     groups,
@@ -134,17 +154,23 @@ export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cw
     hangThreshold: hangThreshold ?? cluster.hangThreshold ?? CLUSTER_DEFAULTS.hangThreshold,
     metricsPort: metricsPort ?? cluster.metrics?.port ?? CLUSTER_DEFAULTS.metricsPort,
     metricsHost: metricsHost ?? cluster.metrics?.host ?? CLUSTER_DEFAULTS.metricsHost,
+    webPort: webPort ?? 0,
   };
 }
 
 /** Syntax is checked now, so a bad group exits 2 before Redis is asked for the known queues. */
 function checkGroups(groups: string[]): string[] {
-  groups.forEach((group, index) => parseGroup(group, index));
+  groups.forEach((group, index) => checkGroup(group, index));
   return groups;
 }
 
 /** `cluster.groups`, unless -q was given: a flag beats the file, and -q means one group of those queues. */
-function fileGroups(cluster: ClusterFileConfig, flags: WorkerFlags, configFile: string | undefined, cwd: string): string[] | undefined {
+function fileGroups(
+  cluster: ClusterFileConfig,
+  flags: WorkerFlags,
+  configFile: string | undefined,
+  cwd: string,
+): string[] | undefined {
   if (cluster.groups === undefined || flags.queue !== undefined) return undefined;
   try {
     return checkGroups(cluster.groups);

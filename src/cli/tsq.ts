@@ -14,6 +14,7 @@ import { redactUrl } from "../redis/connection.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
 import { validateCron } from "../cron/index.js";
+import { configureRouting } from "../attributes/WorkerRouter.js";
 import type { WorkerOptions } from "../config/options.js";
 import { exitOnOptionError, resolveWorkerOptions } from "./workerOptions.js";
 import { startWorkerMetrics } from "../metrics/serve.js";
@@ -22,6 +23,8 @@ export type LifecycleSignal = "TERM" | "INT" | "TSTP" | "TTIN";
 
 /** Loads the job module; a module that fails to load, or none given, is a startup error (exit 1). */
 export async function loadRegistry(options: WorkerOptions, log: Logger): Promise<Registry> {
+  // Jobs that enqueue jobs route them by the config file's rules, as the app that pushes them should.
+  configureRouting(options.routingRules);
   const registry = new Registry();
   if (!options.require) {
     throw new ConfigError("no job module: pass -r <path> or set `require:` in config/tsq.yml");
@@ -36,7 +39,11 @@ export async function loadRegistry(options: WorkerOptions, log: Logger): Promise
 }
 
 /** Routes OS and remote signals to the launcher. Returns the handler for other transports (IPC). */
-export function lifecycleHandler(launcher: Launcher, log: Logger, exit: (code: number) => void): (signal: LifecycleSignal) => void {
+export function lifecycleHandler(
+  launcher: Launcher,
+  log: Logger,
+  exit: (code: number) => void,
+): (signal: LifecycleSignal) => void {
   let stopping = false;
   return (signal) => {
     switch (signal) {
@@ -63,13 +70,15 @@ export function lifecycleHandler(launcher: Launcher, log: Logger, exit: (code: n
         launcher.dumpBusy();
         return;
     }
-  }
+  };
 }
 
 /** Keeps a job's stray error (a throw in a timer, an unawaited rejection) from killing the process. */
 export function guardProcess(log: Logger): void {
   process.on("uncaughtException", (error) => log.error({ err: error }, "uncaught exception; the worker keeps running"));
-  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection; the worker keeps running"));
+  process.on("unhandledRejection", (reason) =>
+    log.error({ err: reason }, "unhandled promise rejection; the worker keeps running"),
+  );
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -7,32 +7,95 @@
  *   USR2       rolling restart: each child replaced once its successor heartbeats
  */
 import { configureLogger, type Logger } from "../logger.js";
+import { redactText } from "../secrets.js";
 import { connect, redactUrl, type TsqRedis } from "../redis/connection.js";
 import { QUEUES } from "../keys.js";
 import { Registry } from "../server/Registry.js";
 import { Supervisor } from "../cluster/Supervisor.js";
-import { formatPlan, formatQueueList, planChildren, resolveGroups, type ChildPlan } from "../cluster/groups.js";
+import {
+  formatPlan,
+  formatQueueList,
+  planChildren,
+  resolveGroups,
+  type ChildPlan,
+  type GroupWorkers,
+} from "../cluster/groups.js";
+import { WorkerRouter } from "../attributes/WorkerRouter.js";
 import type { QueueSpec } from "../config/options.js";
 import { exitOnOptionError } from "./workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "./clusterOptions.js";
 import { startClusterMetrics } from "../metrics/serve.js";
+import { WebServer } from "../web/index.js";
 
 /** How long --dryrun / --list-queues wait for Redis's `queues` set before planning without it (ms). */
 const PLAN_REDIS_TIMEOUT = 3000;
 
-/** Known queues = the Redis `queues` set ∪ queues declared by the job module's classes, sorted. */
-async function knownQueues(options: ClusterOptions, redis: TsqRedis, log: Logger): Promise<string[]> {
-  const known = new Set<string>();
-  if (options.worker.require) {
-    const registry = new Registry();
-    await registry.load(options.worker.require);
-    for (const q of registry.declaredQueues()) known.add(q);
+/** The job module's classes (attributes checked) and the config's routing rules, for query groups. */
+async function loadWorkers(options: ClusterOptions): Promise<GroupWorkers> {
+  const router = new WorkerRouter(options.worker.routingRules);
+  if (!options.worker.require) return { workers: [], router };
+  const registry = new Registry();
+  await registry.load(options.worker.require);
+  return { workers: registry.names().map((name) => registry.attributes(name)!), router };
+}
+
+/**
+ * Known queues = the Redis `queues` set ∪ queues the job module's classes declare or are routed to
+ * (a rule or a namespace; not the `default` fallback) ∪ queues the routing rules name, sorted.
+ */
+async function knownQueues(
+  options: ClusterOptions,
+  { workers, router }: GroupWorkers,
+  redis: TsqRedis,
+  log: Logger,
+): Promise<string[]> {
+  const known = new Set<string>(router.ruleQueues());
+  for (const worker of workers) {
+    const queue = router.queueOf(worker);
+    if (worker.declaredQueue !== undefined || router.route(worker) !== undefined || queue !== "default")
+      known.add(queue);
   }
   const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), PLAN_REDIS_TIMEOUT).unref());
   const fromRedis = await Promise.race([redis.smembers(QUEUES).catch(() => null), timeout]);
-  if (fromRedis === null) log.warn({ redis: redactUrl(options.worker.redisUrl) }, "could not read the Redis `queues` set; planning with the job module's queues only");
+  if (fromRedis === null)
+    log.warn(
+      { redis: redactUrl(options.worker.redisUrl) },
+      "could not read the Redis `queues` set; planning with the job module's queues only",
+    );
   for (const q of fromRedis ?? []) known.add(q);
   return [...known].sort();
+}
+
+/**
+ * The web dashboard beside /metrics (`--web-port`), on its own connection. A port already taken is
+ * logged and the cluster runs without it, as for /metrics.
+ */
+async function startClusterWeb(options: ClusterOptions, log: Logger): Promise<{ stop(): Promise<void> } | undefined> {
+  if (!options.webPort) return undefined;
+  const redis = connect(options.worker.redisUrl, { name: "tsq-web" });
+  const password = process.env.TSQ_WEB_PASSWORD || undefined;
+  const token = process.env.TSQ_WEB_TOKEN || undefined;
+  const server = new WebServer({
+    redis,
+    port: options.webPort,
+    host: options.metricsHost,
+    auth: password !== undefined || token !== undefined ? { password, token } : undefined,
+    logger: log,
+  });
+  try {
+    const { url } = await server.start();
+    log.info({ url }, "web dashboard listening");
+  } catch (error) {
+    log.error({ err: error }, `could not serve the web dashboard on port ${options.webPort}; running without it`);
+    redis.disconnect();
+    return undefined;
+  }
+  return {
+    async stop() {
+      await server.stop();
+      redis.disconnect();
+    },
+  };
 }
 
 async function plan(options: ClusterOptions, redis: TsqRedis, log: Logger): Promise<ChildPlan[]> {
@@ -40,7 +103,8 @@ async function plan(options: ClusterOptions, redis: TsqRedis, log: Logger): Prom
   let groups: QueueSpec[][];
   let labels: string[];
   if (options.groups && options.groups.length > 0) {
-    groups = resolveGroups(options.groups, await knownQueues(options, redis, log));
+    const workers = await loadWorkers(options);
+    groups = resolveGroups(options.groups, await knownQueues(options, workers, redis, log), workers);
     labels = options.groups;
   } else {
     groups = [base.queues];
@@ -56,18 +120,23 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     exitOnOptionError(error, process.stderr, "tsq-cluster");
   }
-  const log = configureLogger({ ...(options.worker.verbose ? { level: "debug" as const } : {}), base: { role: "supervisor" } });
+  const log = configureLogger({
+    ...(options.worker.verbose ? { level: "debug" as const } : {}),
+    base: { role: "supervisor" },
+  });
   const redis = connect(options.worker.redisUrl, { name: "tsq-supervisor" });
   let children: ChildPlan[];
   try {
     children = await plan(options, redis, log);
   } catch (error) {
-    process.stderr.write(`tsq-cluster: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(redactText(`tsq-cluster: ${error instanceof Error ? error.message : String(error)}\n`));
     redis.disconnect();
     process.exit(2);
   }
   if (options.listQueues || options.dryrun) {
-    const text = options.listQueues ? formatQueueList([...new Set(children.flatMap((c) => c.queues.map((q) => q.name)))]) : formatPlan(children);
+    const text = options.listQueues
+      ? formatQueueList([...new Set(children.flatMap((c) => c.queues.map((q) => q.name)))])
+      : formatPlan(children);
     process.stdout.write(`${text}\n`);
     redis.disconnect();
     return;
@@ -98,7 +167,15 @@ export async function main(argv: string[]): Promise<void> {
   process.on("SIGTTIN", () => supervisor.dumpBusy());
   process.on("SIGUSR2", () => void supervisor.rollingRestart());
   log.info(
-    { redis: redactUrl(options.worker.redisUrl), children: children.map((c) => ({ child: c.index, group: c.groupLabel, queues: c.queues, concurrency: c.concurrency })) },
+    {
+      redis: redactUrl(options.worker.redisUrl),
+      children: children.map((c) => ({
+        child: c.index,
+        group: c.groupLabel,
+        queues: c.queues,
+        concurrency: c.concurrency,
+      })),
+    },
     "starting tsq-cluster",
   );
   supervisor.start();
@@ -111,7 +188,9 @@ export async function main(argv: string[]): Promise<void> {
     host: options.metricsHost,
     logger: log,
   });
+  const web = await startClusterWeb(options, log);
   const code = await supervisor.finished;
+  await web?.stop();
   await metrics?.stop();
   log.info({ code }, "tsq-cluster stopped");
   redis.disconnect();

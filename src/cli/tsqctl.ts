@@ -9,14 +9,20 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { TsqError } from "../errors.js";
-import { processIO, UsageError, type CliIO } from "./tsqctl/common.js";
+import { redactText, registerArgvSecrets, registerUrlSecrets } from "../secrets.js";
+import { addJsonOption, addRedisUrlOption, processIO, UsageError, type CliIO } from "./tsqctl/common.js";
 import { registerActions } from "./tsqctl/actions.js";
 import { registerCron } from "./tsqctl/cron.js";
+import { registerLimits } from "./tsqctl/limits.js";
 import { registerProcesses } from "./tsqctl/processes.js";
 import { registerPush } from "./tsqctl/push.js";
 import { registerSets } from "./tsqctl/sets.js";
 import { registerStats } from "./tsqctl/stats.js";
+import { registerSwitches } from "./tsqctl/switches.js";
+import { registerPause } from "./tsqctl/pause.js";
 import { registerTop } from "./tsqctl/top.js";
+import { registerWorkers } from "./tsqctl/workers.js";
+import { registerWeb } from "./tsqctl/web.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -44,11 +50,32 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerProcesses(program, io);
   registerTop(program, io);
   registerCron(program, io);
+  registerSwitches(program, io);
+  registerPause(program, io);
+  registerWorkers(program, io);
+  registerLimits(program, io);
+  registerWeb(program, io);
+  // Global options may come before the command too (`tsqctl --redis-url URL stats`), as kubectl, git -C
+  // and redis-cli users type them; the command's own copy, after it, wins.
+  addRedisUrlOption(addJsonOption(program));
+  program.hook("preAction", (root, action) => {
+    for (const [key, value] of Object.entries(root.opts())) {
+      if (action !== root && action.getOptionValue(key) === undefined) action.setOptionValue(key, value);
+    }
+  });
   return program;
 }
 
 /** Runs tsqctl with the arguments after the program name. Resolves to the process exit code. */
-export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+export async function main(argv: string[], rawIO: CliIO = processIO): Promise<number> {
+  // Whatever fails, no password reaches the terminal: commander echoes mistyped flags with their values.
+  const io: CliIO = {
+    ...rawIO,
+    out: (text) => rawIO.out(redactText(text)),
+    err: (text) => rawIO.err(redactText(text)),
+  };
+  registerUrlSecrets(io.env.REDIS_URL);
+  registerArgvSecrets(argv);
   const program = buildProgram(io);
   let prefix = "tsqctl";
   program.hook("preAction", (_program, action) => {

@@ -19,7 +19,9 @@ import {
 import type { CapsuleConfig, FetchMode, QueueSpec, WorkerOptions } from "../config/options.js";
 import { ConfigError } from "../errors.js";
 import { redactUrl } from "../redis/connection.js";
+import { redactText, registerArgvSecrets, registerUrlSecrets } from "../secrets.js";
 import { VERSION } from "../version.js";
+import { sizeLimitsFromEnv, type SizeLimits } from "../payloadSize/settings.js";
 
 /** A bad command line (unknown flag, missing or malformed value). `usage` is the help text to show. */
 export class UsageError extends Error {
@@ -49,7 +51,7 @@ export interface WorkerFlags {
 }
 
 /** The settings the environment may give (REDIS_URL, TSQ_CONCURRENCY, TSQ_TIMEOUT). */
-interface EnvSettings {
+interface EnvSettings extends Partial<SizeLimits> {
   redisUrl?: string;
   concurrency?: number;
   timeout?: number;
@@ -78,40 +80,45 @@ export function buildWorkerCommand(): Command {
  * a parse error throw instead of exiting, so parseWorkerCommandLine can turn it into a UsageError.
  */
 export function addWorkerFlags(command: Command): Command {
-  return command
-    .option("-r, --require <path>", "job module to load, relative to the current directory (default: config `require`)")
-    .option(
-      "-q, --queue <name[,weight]>",
-      "queue to work, with an optional positive integer weight; repeat for more (default: default)",
-      collectQueue,
-    )
-    .option(
-      "-c, --concurrency <n>",
-      `job slots of the default capsule (default: TSQ_CONCURRENCY or ${DEFAULTS.concurrency})`,
-      positiveIntegerFlag,
-    )
-    .option(
-      "-t, --timeout <seconds>",
-      `seconds a graceful stop waits for running jobs (default: TSQ_TIMEOUT or ${DEFAULTS.timeout})`,
-      positiveNumberFlag,
-    )
-    .option("-C, --config <file>", `YAML config file (default: ${DEFAULT_CONFIG} when present)`)
-    .option("-g, --tag <tag>", "process tag shown in the Web UI (default: name of the current directory)")
-    .option(
-      "-e, --environment <env>",
-      `config file section to merge over the top level (default: TSQ_ENV, APP_ENV, NODE_ENV or ${DEFAULT_ENVIRONMENT})`,
-    )
-    .option("-v, --verbose", "log at debug level (default: info)")
-    .option("--redis-url <url>", `Redis URL, rediss:// for TLS (default: REDIS_URL or ${DEFAULTS.redisUrl})`)
-    .addOption(
-      new Option(
-        "--fetch <basic|reliable>",
-        "basic: BRPOP, a crash loses running jobs; reliable: they survive a crash (default: basic)",
-      ).choices(["basic", "reliable"]),
-    )
-    .exitOverride(exitOnlyForHelpOrVersion)
-    // Errors are reported by exitOnOptionError as `<program>: <message>` plus usage; commander stays silent.
-    .configureOutput({ outputError: () => {} });
+  return (
+    command
+      .option(
+        "-r, --require <path>",
+        "job module to load, relative to the current directory (default: config `require`)",
+      )
+      .option(
+        "-q, --queue <name[,weight]>",
+        "queue to work, with an optional positive integer weight; repeat for more (default: default)",
+        collectQueue,
+      )
+      .option(
+        "-c, --concurrency <n>",
+        `job slots of the default capsule (default: TSQ_CONCURRENCY or ${DEFAULTS.concurrency})`,
+        positiveIntegerFlag,
+      )
+      .option(
+        "-t, --timeout <seconds>",
+        `seconds a graceful stop waits for running jobs (default: TSQ_TIMEOUT or ${DEFAULTS.timeout})`,
+        positiveNumberFlag,
+      )
+      .option("-C, --config <file>", `YAML config file (default: ${DEFAULT_CONFIG} when present)`)
+      .option("-g, --tag <tag>", "process tag shown in the Web UI (default: name of the current directory)")
+      .option(
+        "-e, --environment <env>",
+        `config file section to merge over the top level (default: TSQ_ENV, APP_ENV, NODE_ENV or ${DEFAULT_ENVIRONMENT})`,
+      )
+      .option("-v, --verbose", "log at debug level (default: info)")
+      .option("--redis-url <url>", `Redis URL, rediss:// for TLS (default: REDIS_URL or ${DEFAULTS.redisUrl})`)
+      .addOption(
+        new Option(
+          "--fetch <basic|reliable>",
+          "basic: BRPOP, a crash loses running jobs; reliable: they survive a crash (default: basic)",
+        ).choices(["basic", "reliable"]),
+      )
+      .exitOverride(exitOnlyForHelpOrVersion)
+      // Errors are reported by exitOnOptionError as `<program>: <message>` plus usage; commander stays silent.
+      .configureOutput({ outputError: () => {} })
+  );
 }
 
 /**
@@ -136,17 +143,18 @@ export function resolveWorkerFlags(
   const config = locateConfig(flags.config, cwd);
   const file = config ? loadConfig(config.path, environment, config.label) : {};
   const options = merge(flags, file, readEnvironment(env), { cwd, environment, configFile: config?.path });
+  registerUrlSecrets(options.redisUrl);
   return { options, cluster: file.cluster };
 }
 
 /** Prints a UsageError or ConfigError as `<program>: <message>` (plus usage) and exits 2; rethrows anything else. */
 export function exitOnOptionError(error: unknown, stderr: NodeJS.WritableStream, program = "tsq"): never {
   if (error instanceof UsageError) {
-    stderr.write(`${program}: ${error.message}\n\n${error.usage}`);
+    stderr.write(redactText(`${program}: ${error.message}\n\n${error.usage}`));
     process.exit(2);
   }
   if (error instanceof ConfigError) {
-    stderr.write(`${program}: ${error.message}\n`);
+    stderr.write(redactText(`${program}: ${error.message}\n`));
     process.exit(2);
   }
   throw error;
@@ -157,27 +165,30 @@ export function exitOnOptionError(error: unknown, stderr: NodeJS.WritableStream,
  * twice or a malformed Redis URL, is a UsageError carrying the command's help.
  */
 export function parseWorkerCommandLine<T extends WorkerFlags>(command: Command, argv: string[]): T {
+  registerArgvSecrets(argv);
   try {
     command.parse(argv, { from: "user" });
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
-    throw new UsageError(redactUrlsIn(error.message.replace(/^error: /, "")), command.helpInformation());
+    // Commander echoes what it could not parse (`--redis_url=redis://:pw@host`); never show a password.
+    throw new UsageError(redactText(error.message.replace(/^error: /, "")), command.helpInformation());
   }
   const flags = command.opts<T>();
   const twice = flags.queue ? duplicateQueue(flags.queue) : undefined;
   if (twice !== undefined) {
-    throw new UsageError(`queue "${twice}" is given twice with -q; give it once, with a weight`, command.helpInformation());
+    throw new UsageError(
+      `queue "${twice}" is given twice with -q; give it once, with a weight`,
+      command.helpInformation(),
+    );
   }
   // Checked here rather than in an argParser, whose message would echo the URL with its password.
   if (flags.redisUrl !== undefined && !isRedisUrl(flags.redisUrl)) {
-    throw new UsageError(`--redis-url must be ${REDIS_URL_FORMAT}, got ${redactUrl(flags.redisUrl)}`, command.helpInformation());
+    throw new UsageError(
+      `--redis-url must be ${REDIS_URL_FORMAT}, got ${redactUrl(flags.redisUrl)}`,
+      command.helpInformation(),
+    );
   }
   return flags;
-}
-
-/** Commander echoes what it could not parse (`--redis_url=redis://:pw@host`); never show a password. */
-function redactUrlsIn(message: string): string {
-  return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"]+/gi, (url) => redactUrl(url));
 }
 
 /** Help and version exit 0 as usual; every parse error is thrown so the caller decides (status 2). */
@@ -228,7 +239,8 @@ function environmentName(env: NodeJS.ProcessEnv): string {
 function locateConfig(flag: string | undefined, cwd: string): { path: string; label: string } | undefined {
   if (flag !== undefined) {
     const path = resolve(cwd, flag);
-    if (!existsSync(path)) throw new ConfigError(`${flag}: config file not found (given with -C, looked in ${cwd}); check the path`);
+    if (!existsSync(path))
+      throw new ConfigError(`${flag}: config file not found (given with -C, looked in ${cwd}); check the path`);
     return { path, label: flag };
   }
   const path = join(cwd, DEFAULT_CONFIG);
@@ -237,14 +249,16 @@ function locateConfig(flag: string | undefined, cwd: string): { path: string; la
 
 /** Empty variables count as unset, as shells and dotenv files often leave them. */
 function readEnvironment(env: NodeJS.ProcessEnv): EnvSettings {
-  const settings: EnvSettings = {};
+  const settings: EnvSettings = { ...sizeLimitsFromEnv(env) };
   const redisUrl = env["REDIS_URL"];
   if (redisUrl) {
-    if (!isRedisUrl(redisUrl)) throw new ConfigError(`REDIS_URL must be ${REDIS_URL_FORMAT}, got ${redactUrl(redisUrl)}; fix or unset it`);
+    if (!isRedisUrl(redisUrl))
+      throw new ConfigError(`REDIS_URL must be ${REDIS_URL_FORMAT}, got ${redactUrl(redisUrl)}; fix or unset it`);
     settings.redisUrl = redisUrl;
   }
   const concurrency = env["TSQ_CONCURRENCY"];
-  if (concurrency) settings.concurrency = envNumber("TSQ_CONCURRENCY", concurrency, parsePositiveInteger, "a positive integer");
+  if (concurrency)
+    settings.concurrency = envNumber("TSQ_CONCURRENCY", concurrency, parsePositiveInteger, "a positive integer");
   const timeout = env["TSQ_TIMEOUT"];
   if (timeout) settings.timeout = envNumber("TSQ_TIMEOUT", timeout, parsePositiveNumber, "a number of seconds > 0");
   return settings;
@@ -252,7 +266,8 @@ function readEnvironment(env: NodeJS.ProcessEnv): EnvSettings {
 
 function envNumber(name: string, text: string, parse: (text: string) => number | undefined, expected: string): number {
   const value = parse(text);
-  if (value === undefined) throw new ConfigError(`${name} must be ${expected}, got ${JSON.stringify(text)}; fix or unset it`);
+  if (value === undefined)
+    throw new ConfigError(`${name} must be ${expected}, got ${JSON.stringify(text)}; fix or unset it`);
   return value;
 }
 
@@ -280,10 +295,18 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
     maxRetries: file.maxRetries ?? defaults.maxRetries,
     deadMaxJobs: file.deadMaxJobs ?? defaults.deadMaxJobs,
     deadTimeoutInSeconds: file.deadTimeoutInSeconds ?? defaults.deadTimeoutInSeconds,
-    maxPayloadBytes: file.maxPayloadBytes ?? defaults.maxPayloadBytes,
+    maxPayloadBytes: file.maxPayloadBytes ?? fromEnv.maxPayloadBytes ?? defaults.maxPayloadBytes,
+    compressThresholdBytes:
+      file.compressThresholdBytes ?? fromEnv.compressThresholdBytes ?? defaults.compressThresholdBytes,
+    maxInflatedBytes: file.maxInflatedBytes ?? fromEnv.maxInflatedBytes ?? defaults.maxInflatedBytes,
+    killSwitchRefreshInterval: file.killSwitchRefreshInterval ?? defaults.killSwitchRefreshInterval,
+    concurrencyLimitMaxParked: file.concurrencyLimitMaxParked ?? defaults.concurrencyLimitMaxParked,
     sidekiqVersion: file.sidekiqVersion ?? defaults.sidekiqVersion,
     ...leaderTiming(file, context.configFile),
     cron: file.cron ?? defaults.cron,
+    sidekiqCron: file.sidekiqCron ?? defaults.sidekiqCron,
+    sidekiqCronPollInterval: file.sidekiqCronPollInterval ?? defaults.sidekiqCronPollInterval,
+    routingRules: file.routingRules ?? defaults.routingRules,
     // Relative to the working directory whether given as a flag or in the file, as Sidekiq's `-r`.
     require: requirePath === undefined ? undefined : resolve(context.cwd, requirePath),
     capsules: capsulesOf(flags, file, concurrency),

@@ -3,15 +3,28 @@
  * `Client#push` does (immediate: `SADD queues` + `LPUSH queue:<q>` with `enqueued_at`; scheduled:
  * `ZADD schedule <float seconds>` without `at`), pipelined in one round trip.
  */
-import { ArgumentError, PayloadTooLargeError } from "../errors.js";
+import { stampExpiry } from "../expiry/stamp.js";
+import { PushBuffer } from "../reliablePush/PushBuffer.js";
+import { resolveReliablePush, type ReliablePushOptions } from "../reliablePush/settings.js";
+import { ArgumentError, EnqueueError } from "../errors.js";
+import { explainRedisError } from "../redis/errors.js";
 import { Chain } from "../middleware/Chain.js";
 import { dumpPayload, inheritSource, newJid, type JobPayload, type JsonValue } from "../payload.js";
 import { connect, isFailoverError, type TsqRedis } from "../redis/connection.js";
+import { defineScripts } from "../redis/scripts.js";
 import { QUEUES, SCHEDULE, queueKey } from "../keys.js";
 import { formatSeconds, nowStamp, type TimestampFormat } from "../timestamps.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
 import { jobNameOf, wireOptions, type JobClassLike } from "./options.js";
+import { instrumentClient } from "../tracing/index.js";
+import { addCorrelationId } from "../tracing/correlation.js";
+import { limitPayloadSize } from "../payloadSize/compress.js";
+import { resolveSizeLimits, type SizeLimits } from "../payloadSize/settings.js";
+import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
+import { uniqueOnPush } from "../unique/clientMiddleware.js";
+import { attachJobClass } from "./jobClasses.js";
+import { attributeFields, currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
 
 /** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
 export type ClientMiddlewareArgs = [className: string, job: JobPayload, queue: string, redis: TsqRedis];
@@ -22,8 +35,19 @@ export interface ClientOptions {
   middleware?: Chain<ClientMiddlewareArgs>;
   /** 6/7: float epoch seconds; 8: integer epoch milliseconds. */
   sidekiqVersion?: 6 | 7 | 8;
-  /** Largest serialized job in bytes (default 5 MB). */
+  /** Largest serialized job in bytes, after compression (default: TSQ_MAX_PAYLOAD_BYTES, then 5 MB). */
   maxPayloadBytes?: number;
+  /** Bytes of JSON args above which they are compressed (default: TSQ_COMPRESS_THRESHOLD_BYTES, then 100,000); 0 = never. */
+  compressThresholdBytes?: number;
+  /** Largest args accepted for compression, in bytes (default: TSQ_MAX_INFLATED_BYTES, then 100 MB). */
+  maxInflatedBytes?: number;
+  /** Routing rules for pushes that name no queue (default: the process's, see `configureRouting`). */
+  router?: WorkerRouter;
+  /**
+   * Hold pushes in memory (bounded, in order) while Redis is unreachable and write them when it is back
+   * (docs/flow-control.md#reliable-push). Default: TSQ_RELIABLE_PUSH, else off.
+   */
+  reliablePush?: ReliablePushOptions | boolean;
 }
 
 /** A job to push. Option fields are snake_case, as on the wire; `class` may be a job class. */
@@ -49,6 +73,13 @@ export interface BulkItem {
   [field: string]: unknown;
 }
 
+/**
+ * The client middleware every Client installs, for the APIs of the lock core: deduplication (idempotent
+ * classes only, docs/deduplication.md) and unique jobs (classes with `uniqueFor`, docs/unique-jobs.md).
+ * Both cost nothing (no Redis call) for other classes.
+ */
+export const LOCK_MIDDLEWARE = [deduplicateOnPush, uniqueOnPush] as const;
+
 const JOB_DEFAULTS = { retry: true, queue: "default" } as const;
 /** Sidekiq treats intervals below this as relative seconds, above as epoch seconds. */
 export const EPOCH_THRESHOLD = 1_000_000_000;
@@ -59,28 +90,63 @@ export class Client {
   private readonly ownsConnection: boolean;
   private readonly format: TimestampFormat;
   private readonly version: 6 | 7 | 8;
-  private readonly maxPayloadBytes: number;
+  private readonly sizeLimits: SizeLimits;
+  private readonly router: WorkerRouter | undefined;
+  private readonly buffer: PushBuffer | undefined;
 
   constructor(options: ClientOptions = {}) {
+    const reliable = resolveReliablePush(options.reliablePush);
     if (typeof options.redis === "object") {
-      this.redis = options.redis;
+      // A connection made elsewhere gets tsq's scripts too (defining them again is harmless).
+      this.redis = defineScripts(options.redis);
       this.ownsConnection = false;
     } else {
-      this.redis = connect(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl, { name: "tsq-client" });
+      // No auto-pipelining: a push is one command (push-jobs-2.lua) and pushes in flight already share
+      // the socket; a pipeline per tick doubled the CPU of a push awaited alone (npm run bench:push).
+      this.redis = connect(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl, {
+        name: "tsq-client",
+        autoPipelining: false,
+        // Reliable push holds a push made while Redis is away instead of letting it wait in ioredis.
+        ...(reliable ? { offlineQueue: false } : {}),
+      });
       this.ownsConnection = true;
     }
     this.middleware = options.middleware ?? new Chain<ClientMiddlewareArgs>();
+    instrumentClient(this.middleware); // a producer span per push, when an OpenTelemetry SDK is registered
+    for (const lock of LOCK_MIDDLEWARE) this.middleware.add(lock);
     this.version = options.sidekiqVersion ?? DEFAULTS.sidekiqVersion;
     this.format = this.version === 8 ? "milliseconds" : "seconds";
-    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
+    this.sizeLimits = resolveSizeLimits(options);
+    this.router = options.router;
+    if (reliable) this.buffer = new PushBuffer(this.redis, (entries) => this.rawPush(entries), reliable);
   }
 
-  /** Pushes one job. Resolves to its jid, or null when a middleware stopped the push. */
+  /** Jobs held in memory by reliable push, waiting for Redis (0 when it is off). */
+  get bufferedJobs(): number {
+    return this.buffer?.size ?? 0;
+  }
+
+  /**
+   * Everything `push` does but the write: validation, client middleware, strict args, serialization.
+   * For callers that write the job as part of an atomic step of their own (a periodic job's tick claim).
+   * Null when a middleware stopped the push.
+   */
+  async build(item: PushItem): Promise<{ job: JobPayload; json: string } | null> {
+    const job = this.normalize(item);
+    const json = await this.prepare(job);
+    return json === null ? null : { job, json };
+  }
+
+  /**
+   * Pushes one job. Resolves to its jid; for a duplicate that was dropped, the jid of the job already
+   * enqueued (its `duplicate-of`); null when another middleware stopped the push, or a unique job's
+   * lock is held by another job (as Enterprise's `push` returns nil).
+   */
   async push(item: PushItem): Promise<string | null> {
     const job = this.normalize(item);
     const json = await this.prepare(job);
-    if (json === null) return null;
-    await this.rawPush([{ job, json }]);
+    if (json === null) return duplicateOf(job);
+    await this.send([{ job, json }]);
     return job.jid;
   }
 
@@ -100,25 +166,32 @@ export class Client {
       throw new ArgumentError("pushBulk: an explicit jid cannot be shared by several jobs; drop `jid`");
     }
     const size = batchSize ?? (at === undefined ? 1000 : 100);
-    if (!Number.isInteger(size) || size < 1) throw new ArgumentError(`pushBulk: batchSize must be a positive integer, got ${size}`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new ArgumentError(`pushBulk: batchSize must be a positive integer, got ${size}`);
 
     const jids: (string | null)[] = [];
     for (let start = 0; start < args.length; start += size) {
       const slice: { job: JobPayload; json: string }[] = [];
       for (let i = start; i < Math.min(start + size, args.length); i++) {
         const when = Array.isArray(at) ? at[i] : at;
-        const job = this.normalize({ ...rest, class: rest.class, args: args[i]!, ...(when === undefined ? {} : { at: when }) });
+        const job = this.normalize({
+          ...rest,
+          class: rest.class,
+          args: args[i]!,
+          ...(when === undefined ? {} : { at: when }),
+        });
         const json = await this.prepare(job);
-        jids.push(json === null ? null : job.jid);
+        jids.push(json === null ? duplicateOf(job) : job.jid);
         if (json !== null) slice.push({ job, json });
       }
-      if (slice.length > 0) await this.rawPush(slice);
+      if (slice.length > 0) await this.send(slice);
     }
     return jids;
   }
 
-  /** Closes the connection if this client opened it. */
+  /** Closes the connection if this client opened it, after reliable push's buffer had its chance to land. */
   async close(): Promise<void> {
+    await this.buffer?.close();
     if (this.ownsConnection) await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
@@ -135,24 +208,35 @@ export class Client {
     if (className === "") throw new ArgumentError('push: "class" must not be empty');
     if (!Array.isArray(fields.args)) throw new ArgumentError(`push: args for ${className} must be an array`);
     const classOptions = typeof klass === "string" ? {} : wireOptions((klass as JobClassLike).options);
-    const job = { class: className, ...JOB_DEFAULTS, ...classOptions, ...fields } as JobPayload;
+    // Worker attributes (routed queue, job version) sit below the class's options and the push's fields.
+    const attributes = attributeFields(klass, this.router ?? currentRouter());
+    const job = { class: className, ...JOB_DEFAULTS, ...attributes, ...classOptions, ...fields } as JobPayload;
     job.class = className;
     inheritSource(item, job);
+    attachJobClass(job, klass);
 
-    if (typeof job.queue !== "string" || job.queue === "") throw new ArgumentError(`push: queue for ${className} must be a non-empty string`);
+    if (typeof job.queue !== "string" || job.queue === "")
+      throw new ArgumentError(`push: queue for ${className} must be a non-empty string`);
     if (job.at !== undefined && (typeof job.at !== "number" || !Number.isFinite(job.at))) {
       throw new ArgumentError(`push: at for ${className} must be epoch seconds (a finite number)`);
     }
-    if (job.tags !== undefined && !Array.isArray(job.tags)) throw new ArgumentError(`push: tags for ${className} must be an array`);
+    if (job.tags !== undefined && !Array.isArray(job.tags))
+      throw new ArgumentError(`push: tags for ${className} must be an array`);
     if (job.retry !== undefined && typeof job.retry !== "boolean" && !(Number.isInteger(job.retry) && job.retry >= 0)) {
       throw new ArgumentError(`push: retry for ${className} must be true, false or a retry count >= 0`);
     }
-    if (job.retry_for !== undefined && !(typeof job.retry_for === "number" && job.retry_for >= 0 && job.retry_for < EPOCH_THRESHOLD)) {
+    if (
+      job.retry_for !== undefined &&
+      !(typeof job.retry_for === "number" && job.retry_for >= 0 && job.retry_for < EPOCH_THRESHOLD)
+    ) {
       throw new ArgumentError(`push: retry_for for ${className} must be relative seconds (0 to 1e9)`);
     }
     if (job.jid === undefined) job.jid = newJid();
-    else if (typeof job.jid !== "string" || job.jid === "") throw new ArgumentError("push: jid must be a non-empty string");
+    else if (typeof job.jid !== "string" || job.jid === "")
+      throw new ArgumentError("push: jid must be a non-empty string");
     if (job.created_at === undefined) job.created_at = nowStamp(this.format);
+    stampExpiry(job, className);
+    addCorrelationId(job);
     return job;
   }
 
@@ -180,29 +264,38 @@ export class Client {
       if (this.version === 8) delete rest.enqueued_at;
       stored = rest;
     }
-    const json = dumpPayload(stored);
-    const bytes = Buffer.byteLength(json);
-    if (bytes > this.maxPayloadBytes) {
-      throw new PayloadTooLargeError(
-        `job ${job.class} (jid ${job.jid}) is ${formatBytes(bytes)}, over the limit of ${formatBytes(this.maxPayloadBytes)} ` +
-          "(maxPayloadBytes); store large data elsewhere and pass a reference such as an id or URL",
-      );
-    }
-    return json;
+    // Big args are compressed as GitLab does; a job still too big is refused (payloadSize/compress.ts).
+    return limitPayloadSize(job, stored, dumpPayload(stored), this.sizeLimits);
+  }
+
+  /** Through reliable push's buffer when it is on. */
+  private send(entries: { job: JobPayload; json: string }[]): Promise<void> {
+    return this.buffer ? this.buffer.push(entries) : this.rawPush(entries);
   }
 
   /** Writes prepared jobs in one pipelined round trip; on a failover error reconnects and retries once. */
   private async rawPush(entries: { job: JobPayload; json: string }[]): Promise<void> {
     try {
-      await this.writeOnce(entries);
+      try {
+        await this.writeOnce(entries);
+      } catch (error) {
+        if (!isFailoverError(error)) throw error;
+        this.redis.disconnect(true);
+        await this.writeOnce(entries);
+      }
     } catch (error) {
-      if (!isFailoverError(error)) throw error;
-      this.redis.disconnect(true);
-      await this.writeOnce(entries);
+      throw refused(entries, error);
     }
   }
 
   private async writeOnce(entries: { job: JobPayload; json: string }[]): Promise<void> {
+    if (entries.length === 1 && entries[0]!.job.at === undefined) {
+      // One job, as performAsync pushes it: one push-jobs-2.lua call. Two commands per push (SADD,
+      // LPUSH) in a pipeline of their own cost half the throughput with many pushes in flight.
+      const { job, json } = entries[0]!;
+      await this.redis.pushJobs(QUEUES, queueKey(job.queue), job.queue, json);
+      return;
+    }
     const pipeline = this.redis.pipeline();
     const scored: string[] = [];
     const byQueue = new Map<string, string[]>();
@@ -225,10 +318,22 @@ export class Client {
   }
 }
 
-/** Exact bytes, plus MB for big sizes: "5242990 bytes (5.00 MB)" (MB alone hides a 100-byte overrun). */
-function formatBytes(bytes: number): string {
-  const MB = 1024 * 1024;
-  return bytes >= MB ? `${bytes} bytes (${(bytes / MB).toFixed(2)} MB)` : `${bytes} bytes`;
+/** The jid a stopped push stands for: the existing job it duplicates (GitLab's `duplicate-of`), else null. */
+function duplicateOf(job: JobPayload): string | null {
+  const existing = job["duplicate-of"];
+  return typeof existing === "string" && existing !== "" ? existing : null;
+}
+
+/** A Redis refusal as an error that says what it means, what to do, and that nothing was enqueued. */
+function refused(entries: { job: JobPayload }[], error: unknown): EnqueueError {
+  const first = entries[0]!.job;
+  const what =
+    entries.length === 1 ? `job ${first.class} (jid ${first.jid})` : `${entries.length} jobs of ${first.class}`;
+  const problem = explainRedisError(error);
+  return new EnqueueError(
+    `${what} was not enqueued: Redis refused the write: ${problem.advice} (Redis said: ${problem.reply})`,
+    { cause: error },
+  );
 }
 
 /** Re-exported for the Job API: JSON-native argument values. */

@@ -17,6 +17,7 @@ import { defaultClient } from "./defaultClient.js";
 import { jobNameOf, wireOptions, type JobClassLike, type JobOptions } from "./options.js";
 import { nowSeconds } from "../timestamps.js";
 import type { JobPayload } from "../payload.js";
+import type { ActiveJobContext } from "../activejob/wrapper.js";
 
 /** Options accepted by `set`: job options plus when to run. */
 export interface SetOptions extends JobOptions {
@@ -30,6 +31,7 @@ export interface SetOptions extends JobOptions {
 
 // Constructor arguments are never used by tsq (it constructs jobs with none); `any` keeps user
 // classes with their own constructors assignable.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 type JobClass<T extends Job = Job> = (abstract new (...args: any[]) => T) & JobClassLike;
 type PerformArgs<C extends JobClass> = Parameters<InstanceType<C>["perform"]>;
 
@@ -110,11 +112,17 @@ export abstract class Job {
 
   /** Set by the worker before `perform`. */
   jid = "";
+  /** The payload's `version` (GitLab's job version, from the pushing class's `static version`), if any. */
+  jobVersion?: number;
   /** The job as it was fetched, fields as on the wire. */
   payload?: JobPayload;
   /** Fires when a hard shutdown abandons this job (it has been requeued and will run again). */
   signal: AbortSignal = NEVER_ABORTED;
+  /** Set when the job came from a Rails `perform_later`: ActiveJob's job_id, executions, locale, … */
+  declare activeJob?: ActiveJobContext;
 
+  // `any`: subclasses narrow the parameters to their own; `unknown[]` would make every override an error.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   abstract perform(...args: any[]): unknown;
 
   static set<C extends JobClass>(this: C, options: SetOptions): Setter<C> {

@@ -16,6 +16,17 @@ export interface JobOptions {
   /** false: never move to the dead set when retries run out. */
   dead?: boolean;
   tags?: string[];
+  /** Unique jobs (docs/unique-jobs.md): seconds the lock lasts at most; false bypasses it for a push. */
+  uniqueFor?: number | false;
+  /** "success" (default) or "start": when a unique job releases its lock. */
+  uniqueUntil?: "success" | "start";
+  /** false: a failed unique job releases its lock when its retry is scheduled (default true: keeps it). */
+  uniqueRetries?: boolean;
+  /**
+   * Seconds after the job's scheduled time (its `at`, else its push) after which it is dropped instead
+   * of run, never retried (Sidekiq Pro's `expires_in`). Unset: the job never expires.
+   */
+  expiresIn?: number;
   [option: string]: unknown;
 }
 

@@ -80,7 +80,10 @@ export class HealthWatch {
     const age = beat === undefined ? (performance.now() - (child.readyAt ?? 0)) / 1000 : nowSeconds() - beat;
     if (age <= hangThreshold) return;
     const work = await redis.hgetall(workKey(child.identity));
-    const jobs: ({ jid?: string | undefined; class?: string | undefined; queue?: string | undefined; run_at?: number } | { raw: string })[] = Object.values(work).map((value) => {
+    const jobs: (
+      | { jid?: string | undefined; class?: string | undefined; queue?: string | undefined; run_at?: number }
+      | { raw: string }
+    )[] = Object.values(work).map((value) => {
       try {
         const entry = JSON.parse(value) as { queue: string; payload: string; run_at: number };
         const job = JSON.parse(entry.payload) as { jid?: string; class?: string; wrapped?: string };
@@ -92,10 +95,17 @@ export class HealthWatch {
     // The heartbeat's work hash misses a job that blocked the event loop right after it started; the
     // child reported its batch over IPC before it blocked.
     for (const job of batchJobs(this.supervisor.lastBatchOf(child))) {
-      if (!jobs.some((j) => "jid" in j && j.jid === job.jid)) jobs.push({ jid: job.jid, class: job.class, queue: job.queue });
+      if (!jobs.some((j) => "jid" in j && j.jid === job.jid))
+        jobs.push({ jid: job.jid, class: job.class, queue: job.queue });
     }
     logger.error(
-      { child: child.slot.plan.index, pid: child.worker.process.pid, identity: child.identity, heartbeat_age_s: Math.round(age), jobs },
+      {
+        child: child.slot.plan.index,
+        pid: child.worker.process.pid,
+        identity: child.identity,
+        heartbeat_age_s: Math.round(age),
+        jobs,
+      },
       `child hung (no heartbeat for ${Math.round(age)} s) while running ${jobs.map((j) => ("class" in j ? `${j.class} ${j.jid}` : "?")).join(", ") || "no job"}; killing and replacing it`,
     );
     this.supervisor.retire(child, "hang");

@@ -14,7 +14,7 @@ import cluster, { type Worker } from "node:cluster";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { PROCESSES, legacyWorkKey, workKey } from "../keys.js";
+import { LEADER, PROCESSES, legacyWorkKey, workKey } from "../keys.js";
 import type { Logger } from "../logger.js";
 import type { TsqRedis } from "../redis/connection.js";
 import type { WorkerOptions } from "../config/options.js";
@@ -90,7 +90,13 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
 
   constructor(private readonly options: SupervisorOptions) {
     super();
-    this.slots = options.plan.map((plan) => ({ plan, current: undefined, backoffMs: BACKOFF_START, bootFailures: 0, restartTimer: undefined }));
+    this.slots = options.plan.map((plan) => ({
+      plan,
+      current: undefined,
+      backoffMs: BACKOFF_START,
+      bootFailures: 0,
+      restartTimer: undefined,
+    }));
     this.watch = new HealthWatch(this, options);
     this.finished = new Promise((resolve) => (this.resolveGiveUp = resolve));
   }
@@ -99,7 +105,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     try {
       this.batchDir = makeBatchDir();
     } catch (error) {
-      this.options.logger.warn({ err: error }, "no private temporary directory for batch files; children report batches over IPC");
+      this.options.logger.warn(
+        { err: error },
+        "no private temporary directory for batch files; children report batches over IPC",
+      );
     }
     cluster.setupPrimary({ exec: fileURLToPath(new URL("./childMain.js", import.meta.url)), args: [] });
     cluster.on("exit", (worker, code, signal) => this.onExit(worker, code, signal));
@@ -166,7 +175,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         old.retiring = "rolling";
         const replacement = this.fork(slot);
         if (!(await this.waitReady(replacement, 60_000))) {
-          log.error({ child: slot.plan.index }, "rolling restart: the replacement did not start; keeping the old child and stopping the roll");
+          log.error(
+            { child: slot.plan.index },
+            "rolling restart: the replacement did not start; keeping the old child and stopping the roll",
+          );
           old.retiring = undefined;
           slot.current = old;
           break;
@@ -183,10 +195,21 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   }
 
   private fork(slot: Slot): Child {
-    const batchFile = this.batchDir === undefined ? undefined : join(this.batchDir, `child-${slot.plan.index}-${++this.forks}`);
+    const batchFile =
+      this.batchDir === undefined ? undefined : join(this.batchDir, `child-${slot.plan.index}-${++this.forks}`);
     const spec: ChildSpec = { plan: slot.plan, options: this.options.worker, ...(batchFile ? { batchFile } : {}) };
     const worker = cluster.fork({ [CHILD_ENV]: JSON.stringify(spec) });
-    const child: Child = { worker, slot, identity: undefined, forkedAt: performance.now(), readyAt: undefined, retiring: undefined, fatal: undefined, batchFile, lastBatch: "" };
+    const child: Child = {
+      worker,
+      slot,
+      identity: undefined,
+      forkedAt: performance.now(),
+      readyAt: undefined,
+      retiring: undefined,
+      fatal: undefined,
+      batchFile,
+      lastBatch: "",
+    };
     this.children.set(worker.id, child);
     slot.current = child;
     worker.on("message", (message: unknown) => {
@@ -250,13 +273,26 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     if (slot.current !== child) return;
     slot.current = undefined;
     const uptime = performance.now() - child.forkedAt;
-    log.error({ child: slot.plan.index, group: slot.plan.groupLabel, code, signal, uptime_s: Math.round(uptime / 1000), error: child.fatal }, "child exited unexpectedly");
+    log.error(
+      {
+        child: slot.plan.index,
+        group: slot.plan.groupLabel,
+        code,
+        signal,
+        uptime_s: Math.round(uptime / 1000),
+        error: child.fatal,
+      },
+      "child exited unexpectedly",
+    );
     this.emit("restart", slot.plan.groupLabel, "crash");
     // A boot failure is a child that ended by itself before its first heartbeat (a broken module, a
     // failing startup hook). One killed by a signal while booting says nothing about the deploy.
     if (child.readyAt === undefined && signal === null) slot.bootFailures++;
     if (this.slots.every((s) => s.bootFailures > 0 && s.current?.readyAt === undefined)) {
-      log.fatal({ error: child.fatal }, `every child failed to boot; stopping instead of forking forever. Last error: ${child.fatal ?? `exit ${code ?? signal}`}`);
+      log.fatal(
+        { error: child.fatal },
+        `every child failed to boot; stopping instead of forking forever. Last error: ${child.fatal ?? `exit ${code ?? signal}`}`,
+      );
       this.gaveUp = true;
       void this.stop();
       return;
@@ -281,9 +317,23 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     const { redis, logger, worker } = this.options;
     try {
       await redis.multi().srem(PROCESSES, identity).unlink(workKey(identity), legacyWorkKey(identity)).exec();
+      // A dead leader's record would block periodic jobs until it expires (leaderTtl, 60 s); one that
+      // stepped down on its way out leaves followers waiting for their next check. Either way, nudge them.
+      if ((await redis.leaderResign(LEADER, identity)) === 1) {
+        logger.warn(
+          { identity },
+          "the dead child was the cron leader; released its record, the other children elect a new one now",
+        );
+        this.broadcast({ type: "leaderVacant" });
+      } else if ((await redis.exists(LEADER)) === 0) {
+        this.broadcast({ type: "leaderVacant" });
+      }
       if (worker.fetch === "reliable") await recoverIdentity(redis, identity, worker, logger);
     } catch (error) {
-      logger.error({ err: error, identity }, "could not prune a dead child's records; they expire in 60 s and its jobs are recovered by the next sweep");
+      logger.error(
+        { err: error, identity },
+        "could not prune a dead child's records; they expire in 60 s and its jobs are recovered by the next sweep",
+      );
     }
   }
 
@@ -293,14 +343,22 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     for (const slot of this.slots) if (slot.restartTimer) clearTimeout(slot.restartTimer);
     const live = [...this.children.values()];
     log.info({ children: live.length, timeout_s: this.options.worker.timeout }, "stopping every child");
-    const exits = live.map((c) => new Promise<void>((resolve) => (c.worker.isDead() ? resolve() : c.worker.once("exit", () => resolve()))));
+    const exits = live.map(
+      (c) => new Promise<void>((resolve) => (c.worker.isDead() ? resolve() : c.worker.once("exit", () => resolve()))),
+    );
     this.broadcast({ type: "signal", signal: "TERM" });
-    const killer = setTimeout(() => {
-      for (const child of this.children.values()) {
-        log.error({ child: child.slot.plan.index, pid: child.worker.process.pid }, "child still running after timeout + 5 s; SIGKILL");
-        child.worker.process.kill("SIGKILL");
-      }
-    }, (this.options.worker.timeout + KILL_GRACE) * 1000);
+    const killer = setTimeout(
+      () => {
+        for (const child of this.children.values()) {
+          log.error(
+            { child: child.slot.plan.index, pid: child.worker.process.pid },
+            "child still running after timeout + 5 s; SIGKILL",
+          );
+          child.worker.process.kill("SIGKILL");
+        }
+      },
+      (this.options.worker.timeout + KILL_GRACE) * 1000,
+    );
     await Promise.all(exits);
     clearTimeout(killer);
     if (this.batchDir) removeBatchFiles(this.batchDir);

@@ -66,7 +66,11 @@ export function readBatchFile(path: string): string {
  * The child's batch report: into the batch file, or through `fallback` (an IPC message) when there is
  * no file or it cannot be created or written. The file is removed when the process exits.
  */
-export function batchReporter(path: string | undefined, log: Pick<Logger, "warn">, fallback: (batch: string) => void): (batch: string) => void {
+export function batchReporter(
+  path: string | undefined,
+  log: Pick<Logger, "warn">,
+  fallback: (batch: string) => void,
+): (batch: string) => void {
   if (!path) return fallback;
   let writer: BatchWriter;
   try {

@@ -26,7 +26,9 @@ function send(message: FromChild): void {
 
 function guard(log: Logger): void {
   process.on("uncaughtException", (error) => log.error({ err: error }, "uncaught exception; the worker keeps running"));
-  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled promise rejection; the worker keeps running"));
+  process.on("unhandledRejection", (reason) =>
+    log.error({ err: reason }, "unhandled promise rejection; the worker keeps running"),
+  );
 }
 
 export async function runChild(): Promise<void> {
@@ -38,12 +40,16 @@ export async function runChild(): Promise<void> {
     base: { child: plan.index, group: plan.groupLabel },
   });
   guard(log);
-  const workerOptions = { ...options, capsules: [{ name: "default", concurrency: plan.concurrency, queues: plan.queues }, ...options.capsules.slice(1)] };
+  const workerOptions = {
+    ...options,
+    capsules: [{ name: "default", concurrency: plan.concurrency, queues: plan.queues }, ...options.capsules.slice(1)],
+  };
 
   // A stop that arrives while the job module is still loading: nothing has been fetched, so leave now
   // (otherwise the message would be lost and the supervisor would have to SIGKILL this child).
   const stopWhileBooting = (message: unknown) => {
-    if (isToChild(message) && (message.type === "stopNow" || (message.type === "signal" && message.signal === "TERM"))) process.exit(0);
+    if (isToChild(message) && (message.type === "stopNow" || (message.type === "signal" && message.signal === "TERM")))
+      process.exit(0);
   };
   process.on("message", stopWhileBooting);
   process.once("SIGTERM", () => process.exit(0));
@@ -72,13 +78,16 @@ export async function runChild(): Promise<void> {
     if (now) void launcher.stopNow();
     if (stopping) return;
     stopping = true;
-    launcher.stop().then(() => metrics.stop()).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, "shutdown failed");
-        process.exit(1);
-      },
-    );
+    launcher
+      .stop()
+      .then(() => metrics.stop())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
   };
   function handle(signal: "TERM" | "TSTP" | "TTIN"): void {
     if (signal === "TERM") stop(false);
@@ -92,6 +101,7 @@ export async function runChild(): Promise<void> {
     if (!isToChild(message)) return;
     if (message.type === "signal") handle(message.signal);
     else if (message.type === "stopNow") stop(true);
+    else if (message.type === "leaderVacant") launcher.electNow();
   });
   process.on("SIGTERM", () => stop(false));
   process.on("SIGINT", () => {});

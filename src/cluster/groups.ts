@@ -13,10 +13,24 @@
  *   but `"*,a,a"` does. With no queue selected twice every weight is 0: Sidekiq's strict order, the
  *   order of first appearance, where GitLab's all-1 tally would give Sidekiq 7's random order.
  *
+ * A GROUP with `=`, `&` or `|` is a worker query in GitLab's syntax (src/attributes/query.ts):
+ * `tsq-cluster 'urgency=high&resource_boundary!=cpu' 'resource_boundary=cpu' '*'`. It selects the job
+ * module's classes that match and works the queues their jobs go to (declared queue, routing rule,
+ * namespace or `default`), each once, sorted, unweighted.
+ *
  * Pure: the caller reads the known queues from Redis and the job module.
  */
 import type { QueueSpec } from "../config/options.js";
 import { ConfigError } from "../errors.js";
+import type { WorkerAttributes } from "../attributes/attributes.js";
+import { looksLikeQuery, matches, parseQuery } from "../attributes/query.js";
+import type { WorkerRouter } from "../attributes/WorkerRouter.js";
+
+/** The job module's classes and the routing rules, for query groups. */
+export interface GroupWorkers {
+  workers: readonly WorkerAttributes[];
+  router: WorkerRouter;
+}
 
 export interface ChildPlan {
   /** 0..N-1 across all groups; the child's SIDEKIQ_WORKER_ID-like number. */
@@ -40,13 +54,17 @@ const WILDCARD = "*";
 export function parseGroup(group: string, index: number): string[] {
   const where = `queue group ${index} (${JSON.stringify(group)})`;
   if (group.trim() === "") {
-    throw new ConfigError(`${where} is empty; give a comma-separated list of queues, e.g. "critical,default", or "*" for every queue`);
+    throw new ConfigError(
+      `${where} is empty; give a comma-separated list of queues, e.g. "critical,default", or "*" for every queue`,
+    );
   }
   return group.split(",").map((raw) => {
     const entry = raw.trim();
     if (entry === "") throw new ConfigError(`${where} has an empty queue name; remove the extra comma`);
     if (/\s/.test(entry)) {
-      throw new ConfigError(`${where} has a queue name with whitespace, ${JSON.stringify(entry)}; separate queues with commas`);
+      throw new ConfigError(
+        `${where} has a queue name with whitespace, ${JSON.stringify(entry)}; separate queues with commas`,
+      );
     }
     if (entry !== WILDCARD && entry.includes(WILDCARD)) {
       throw new ConfigError(
@@ -58,10 +76,37 @@ export function parseGroup(group: string, index: number): string[] {
   });
 }
 
+/** Checks a GROUP's syntax, as a query or a queue list; throws a ConfigError naming the group. */
+export function checkGroup(group: string, index: number): void {
+  if (looksLikeQuery(group)) parseQuery(group, `queue group ${index}`);
+  else parseGroup(group, index);
+}
+
 /** Resolves each GROUP into its queues and weights, in first-appearance order. See the file comment. */
-export function resolveGroups(groups: string[], knownQueues: string[]): QueueSpec[][] {
+export function resolveGroups(groups: string[], knownQueues: string[], workers?: GroupWorkers): QueueSpec[][] {
   const known = [...new Set(knownQueues)];
-  return groups.map((group, index) => resolveGroup(group, index, known));
+  return groups.map((group, index) =>
+    looksLikeQuery(group) ? resolveQueryGroup(group, index, workers) : resolveGroup(group, index, known),
+  );
+}
+
+function resolveQueryGroup(group: string, index: number, context: GroupWorkers | undefined): QueueSpec[] {
+  const where = `queue group ${index}`;
+  const query = parseQuery(group, where);
+  if (context === undefined || context.workers.length === 0) {
+    throw new ConfigError(
+      `${where} (${JSON.stringify(group)}) is a worker query, which needs the job module's classes; ` +
+        "give the module with -r or `require:` in the config file",
+    );
+  }
+  const selected = context.workers.filter((worker) => matches(query, worker));
+  if (selected.length === 0) {
+    throw new ConfigError(
+      `${where} (${JSON.stringify(group)}) matches no job class; run \`tsqctl workers\` to see every class's attributes`,
+    );
+  }
+  const queues = new Set(selected.map((worker) => context.router.queueOf(worker)));
+  return [...queues].sort().map((name) => ({ name, weight: 0 }));
 }
 
 function resolveGroup(group: string, index: number, known: string[]): QueueSpec[] {

@@ -13,7 +13,9 @@ import type { MetricFamily } from "../metrics/exposition.js";
 export type ToChild =
   | { type: "signal"; signal: "TERM" | "TSTP" | "TTIN" }
   | { type: "stopNow" }
-  | { type: "metrics"; id: number };
+  | { type: "metrics"; id: number }
+  /** The cron leader died and its record was released: stand for election now rather than at the TTL. */
+  | { type: "leaderVacant" };
 
 /** Child → supervisor. */
 export type FromChild =

@@ -61,14 +61,19 @@ export function fail(at: Where, expected: string, value: unknown): never {
 export function show(value: unknown): string {
   if (value === undefined) return "nothing";
   if (typeof value === "string" && /:\/\/.*@/.test(value)) return JSON.stringify(redactUrl(value)); // may hold a password
-  const text = JSON.stringify(value) ?? String(value);
+  // JSON.stringify gives undefined for a function or symbol, whatever its type says.
+  const text = (JSON.stringify(value) as string | undefined) ?? `a ${typeof value}`;
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 export function positiveInteger(value: unknown, at: Where): number {
-  return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : fail(at, "a positive integer", value);
+  return typeof value === "number" && Number.isInteger(value) && value > 0
+    ? value
+    : fail(at, "a positive integer", value);
 }
 export function nonNegativeInteger(value: unknown, at: Where): number {
-  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : fail(at, "an integer >= 0", value);
+  return typeof value === "number" && Number.isInteger(value) && value >= 0
+    ? value
+    : fail(at, "an integer >= 0", value);
 }
 export function positiveNumber(value: unknown, at: Where): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : fail(at, "a number > 0", value);
@@ -94,5 +99,5 @@ export function boolean(value: unknown, at: Where): boolean {
   return typeof value === "boolean" ? value : fail(at, "true or false", value);
 }
 export function jobArgs(value: unknown, at: Where): unknown[] {
-  return Array.isArray(value) ? value : fail(at, "a list of job arguments, e.g. [1, \"daily\"]", value);
+  return Array.isArray(value) ? value : fail(at, 'a list of job arguments, e.g. [1, "daily"]', value);
 }

@@ -3,6 +3,7 @@
  * Precedence when resolving options: CLI flag > config file > environment > these defaults.
  */
 import type { CronEntry } from "../cron/entry.js";
+import type { RoutingRule } from "../attributes/WorkerRouter.js";
 
 export interface Defaults {
   /** Redis URL; `rediss://` for TLS. Overridden by REDIS_URL, then the config file, then --redis-url. */
@@ -27,8 +28,33 @@ export interface Defaults {
   readonly deadMaxJobs: number;
   /** Seconds a dead job is kept: 180 days (Sidekiq `dead_timeout_in_seconds`). */
   readonly deadTimeoutInSeconds: number;
-  /** Largest serialized job accepted by the client, in bytes (5 MB, GitLab's limit). */
+  /**
+   * Largest serialized job accepted by the client, in bytes, after compression (5 MB, GitLab's limit).
+   * Env TSQ_MAX_PAYLOAD_BYTES. See docs/job-size-and-kill-switches.md.
+   */
   readonly maxPayloadBytes: number;
+  /**
+   * Bytes of JSON args above which the client compresses them the way GitLab does (100,000, GitLab's
+   * threshold); 0 = never. Env TSQ_COMPRESS_THRESHOLD_BYTES.
+   */
+  readonly compressThresholdBytes: number;
+  /**
+   * Most bytes compressed args may inflate to, in a worker or tsqctl (100 MB): a cap against zip bombs.
+   * The client refuses args bigger than this. Env TSQ_MAX_INFLATED_BYTES.
+   */
+  readonly maxInflatedBytes: number;
+  /**
+   * Seconds a worker keeps its copy of the kill switches (`tsqctl defer|drop|resume`) before reading them
+   * again (one HGETALL): how soon a switch takes effect. Shorter reacts faster, costs a read more often.
+   */
+  readonly killSwitchRefreshInterval: number;
+  /**
+   * Most jobs one concurrency-limited class may have parked, waiting for a slot (10,000). A job that
+   * would park past it fails with ConcurrencyLimitFullError and goes through retries instead, so a
+   * sustained overload shows up in the retry set rather than growing Redis without bound. Slots of a
+   * dead process expire after `heartbeatTtl`. See docs/concurrency-limits.md.
+   */
+  readonly concurrencyLimitMaxParked: number;
   /**
    * Sidekiq generation whose timestamp format to write: 6 and 7 write float epoch seconds (always with
    * a fraction), 8 writes integer epoch milliseconds. Readers accept both.
@@ -66,6 +92,21 @@ export interface Defaults {
    * sidekiq-cron's `reschedule_grace_period` is also 60.
    */
   readonly cronGracePeriod: number;
+  /**
+   * Take part in sidekiq-cron's own enqueue protocol (its `cron_jobs` schedules), so Ruby processes
+   * running sidekiq-cron and tsq processes together enqueue each tick once. Off unless opted in.
+   */
+  readonly sidekiqCron: boolean;
+  /**
+   * Most seconds between reads of sidekiq-cron's schedules (how soon a new or changed schedule is
+   * noticed); each due tick also wakes the poller, one second after the tick.
+   */
+  readonly sidekiqCronPollInterval: number;
+  /**
+   * GitLab-style routing rules (`routing_rules:`): `[query, queue]` pairs, first match picks the queue of
+   * a push that names none. Default: none, so every class goes to its declared queue or `default`.
+   */
+  readonly routingRules: readonly RoutingRule[];
 }
 
 export const DEFAULTS = Object.freeze({
@@ -81,6 +122,10 @@ export const DEFAULTS = Object.freeze({
   deadMaxJobs: 10_000,
   deadTimeoutInSeconds: 180 * 24 * 60 * 60,
   maxPayloadBytes: 5 * 1024 * 1024,
+  compressThresholdBytes: 100_000,
+  maxInflatedBytes: 100 * 1024 * 1024,
+  killSwitchRefreshInterval: 2,
+  concurrencyLimitMaxParked: 10_000,
   sidekiqVersion: 7,
   maxErrorMessageLength: 10_000,
   poisonPillRecoveries: 3,
@@ -90,4 +135,7 @@ export const DEFAULTS = Object.freeze({
   leaderRenewInterval: 15,
   leaderCheckInterval: 60,
   cronGracePeriod: 60,
+  sidekiqCron: false,
+  sidekiqCronPollInterval: 10,
+  routingRules: Object.freeze([]),
 } satisfies Defaults) as Defaults;

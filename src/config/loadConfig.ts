@@ -11,12 +11,12 @@ import { ConfigError } from "../errors.js";
 import { redactUrl } from "../redis/connection.js";
 import type { FetchMode, QueueSpec } from "./options.js";
 import type { CronEntry } from "../cron/entry.js";
+import { WorkerRouter, type RoutingRule } from "../attributes/WorkerRouter.js";
 import { CRON_NAME_FORMAT, isCronName } from "../cron/entry.js";
 import { cronProblem, timeZoneProblem } from "../cron/expression.js";
 import {
   type Where,
   type Entry,
-  type Check,
   type Schema,
   applySchema,
   entriesOf,
@@ -89,6 +89,14 @@ export interface FileSettings {
   sidekiqVersion?: 6 | 7 | 8;
   /** Bytes. */
   maxPayloadBytes?: number;
+  /** Bytes; 0 = never compress. */
+  compressThresholdBytes?: number;
+  /** Bytes. */
+  maxInflatedBytes?: number;
+  /** Seconds. */
+  killSwitchRefreshInterval?: number;
+  /** Jobs. */
+  concurrencyLimitMaxParked?: number;
   metrics?: MetricsFileConfig;
   cluster?: ClusterFileConfig;
   /** Periodic job schedules, in file order; expressions and time zones already checked. */
@@ -101,9 +109,16 @@ export interface FileSettings {
   leaderCheckInterval?: number;
   /** Seconds. */
   cronGracePeriod?: number;
+  /** Take part in sidekiq-cron's enqueue protocol. */
+  sidekiqCron?: boolean;
+  /** Seconds. */
+  sidekiqCronPollInterval?: number;
+  /** `[query, queue]` pairs, queries already parsed once to catch mistakes. */
+  routingRules?: RoutingRule[];
 }
 
-export const QUEUE_FORMAT = 'a queue name, optionally followed by ",<weight>" with a positive integer weight (e.g. "critical,2")';
+export const QUEUE_FORMAT =
+  'a queue name, optionally followed by ",<weight>" with a positive integer weight (e.g. "critical,2")';
 
 /** Parses `name` or `name,weight` (as given to `-q` or in YAML); undefined when malformed. */
 export function parseQueueText(text: string): QueueSpec | undefined {
@@ -195,21 +210,27 @@ function queueList(value: unknown, at: Where): QueueSpec[] {
   }
   const queues = value.map(
     (item: unknown, index) =>
-      queueItem(item) ?? fail({ ...at, path: `${at.path}[${index}]` }, `${QUEUE_FORMAT} or a [name, weight] pair`, item),
+      queueItem(item) ??
+      fail({ ...at, path: `${at.path}[${index}]` }, `${QUEUE_FORMAT} or a [name, weight] pair`, item),
   );
   const twice = duplicateQueue(queues);
-  if (twice !== undefined) throw new ConfigError(`${at.file}: ${at.path} lists queue "${twice}" twice; list it once, with a weight`);
+  if (twice !== undefined)
+    throw new ConfigError(`${at.file}: ${at.path} lists queue "${twice}" twice; list it once, with a weight`);
   return queues;
 }
 
 function capsules(value: unknown, at: Where): CapsuleFileConfig[] {
   return entriesOf(value, at).map(({ key, value: body, path }) => {
     if (key === "default") {
-      throw new ConfigError(`${at.file}: ${path} is the capsule built from the top-level queues and concurrency; give this one another name`);
+      throw new ConfigError(
+        `${at.file}: ${path} is the capsule built from the top-level queues and concurrency; give this one another name`,
+      );
     }
     const settings = applySchema(entriesOf(body, { file: at.file, path }), CAPSULE, at.file);
     if (settings.queues === undefined) {
-      throw new ConfigError(`${at.file}: ${path}.queues is missing; list the queues this capsule works, e.g. queues: [${key}]`);
+      throw new ConfigError(
+        `${at.file}: ${path}.queues is missing; list the queues this capsule works, e.g. queues: [${key}]`,
+      );
     }
     return { name: key, concurrency: settings.concurrency, queues: settings.queues };
   });
@@ -223,7 +244,9 @@ function groups(value: unknown, at: Where): string[] {
 function redisUrl(value: unknown, at: Where): string {
   if (typeof value === "string" && isRedisUrl(value)) return value;
   const shown = typeof value === "string" ? redactUrl(value) : show(value);
-  throw new ConfigError(`${at.file}: ${at.path} must be a redis:// or rediss:// URL (redis://[:password@]host[:port][/db]), got ${shown}`);
+  throw new ConfigError(
+    `${at.file}: ${at.path} must be a redis:// or rediss:// URL (redis://[:password@]host[:port][/db]), got ${shown}`,
+  );
 }
 
 function fetchMode(value: unknown, at: Where): FetchMode {
@@ -249,7 +272,8 @@ interface CronFileEntry {
 const CRON_ENTRY: Schema<CronFileEntry> = {
   cron: nonEmptyString,
   class: nonEmptyString,
-  queue: (value, at) => (typeof value === "string" && /^[^\s,]+$/.test(value) ? value : fail(at, "a queue name", value)),
+  queue: (value, at) =>
+    typeof value === "string" && /^[^\s,]+$/.test(value) ? value : fail(at, "a queue name", value),
   args: jobArgs,
   tz: nonEmptyString,
   description: nonEmptyString,
@@ -263,8 +287,10 @@ function cronSection(value: unknown, at: Where): CronEntry[] {
   return entriesOf(value, at).map(({ key: name, value: body, path }) => {
     if (!isCronName(name)) throw new ConfigError(`${at.file}: ${path}: a schedule name must use ${CRON_NAME_FORMAT}`);
     const entry = applySchema(entriesOf(body, { file: at.file, path }), CRON_ENTRY, at.file);
-    if (entry.cron === undefined) throw new ConfigError(`${at.file}: ${path}.cron is missing; give an expression such as "0 3 * * *"`);
-    if (entry.class === undefined) throw new ConfigError(`${at.file}: ${path}.class is missing; name the job class to enqueue`);
+    if (entry.cron === undefined)
+      throw new ConfigError(`${at.file}: ${path}.cron is missing; give an expression such as "0 3 * * *"`);
+    if (entry.class === undefined)
+      throw new ConfigError(`${at.file}: ${path}.class is missing; name the job class to enqueue`);
     const zone = entry.tz === undefined ? undefined : timeZoneProblem(entry.tz);
     if (zone !== undefined) throw new ConfigError(`${at.file}: ${path}.tz: ${zone}`);
     const problem = cronProblem(entry.cron, entry.tz);
@@ -284,7 +310,31 @@ function cronSection(value: unknown, at: Where): CronEntry[] {
   });
 }
 
-const CAPSULE: Schema<{ concurrency?: number; queues?: QueueSpec[] }> = { concurrency: positiveInteger, queues: queueList };
+/** `routing_rules:` is a list of `[query, queue]` pairs; queue null or "" means the generated name. */
+function routingRules(value: unknown, at: Where): RoutingRule[] {
+  if (value === null) return []; // `routing_rules:` with nothing under it
+  if (!Array.isArray(value))
+    return fail(at, 'a list of [query, queue] pairs, e.g. [["urgency=high", "urgent"], ["*", "default"]]', value);
+  const rules = value.map((item: unknown, index): RoutingRule => {
+    const ok = Array.isArray(item) && item.length === 2 && typeof item[0] === "string";
+    const queue: unknown = ok ? item[1] : undefined;
+    if (!ok || (queue !== null && typeof queue !== "string")) {
+      return fail(
+        { ...at, path: `${at.path}[${index}]` },
+        'a [query, queue] pair, e.g. ["resource_boundary=cpu", "cpu_boundary"]',
+        item,
+      );
+    }
+    return [item[0] as string, queue];
+  });
+  new WorkerRouter(rules, `${at.file}: ${at.path}`); // parses every query: a bad one fails here, naming the rule
+  return rules;
+}
+
+const CAPSULE: Schema<{ concurrency?: number; queues?: QueueSpec[] }> = {
+  concurrency: positiveInteger,
+  queues: queueList,
+};
 
 const METRICS: Schema<MetricsFileConfig> = { port, host: nonEmptyString };
 
@@ -317,6 +367,10 @@ const TOP_LEVEL: Schema<FileSettings> = {
   poisonPillWindow: positiveNumber,
   sidekiqVersion,
   maxPayloadBytes: positiveInteger,
+  compressThresholdBytes: nonNegativeInteger,
+  maxInflatedBytes: positiveInteger,
+  killSwitchRefreshInterval: positiveNumber,
+  concurrencyLimitMaxParked: positiveInteger,
   metrics: nested(METRICS),
   cluster: nested(CLUSTER),
   cron: cronSection,
@@ -324,4 +378,7 @@ const TOP_LEVEL: Schema<FileSettings> = {
   leaderRenewInterval: positiveNumber,
   leaderCheckInterval: positiveNumber,
   cronGracePeriod: positiveNumber,
+  sidekiqCron: boolean,
+  sidekiqCronPollInterval: positiveNumber,
+  routingRules,
 };

@@ -7,15 +7,15 @@
  * - A tick is still enqueued up to `grace` seconds late (after a leader change, a stall, a restart);
  *   an older one is missed: logged, and dropped unless the schedule has `catch_up`, which enqueues the
  *   most recent missed tick only.
- * - Each tick is claimed in Redis (cron-claim-2.lua) before its job is pushed, so two leaders that
- *   briefly overlap never both push it. A process killed between claim and push loses that one tick:
- *   a periodic job runs again at its next tick, whereas a duplicate cannot be taken back.
+ * - Each tick is claimed in Redis and its job pushed in one atomic step (cron-claim-4.lua; the job is
+ *   built first, through the client's middleware), so two leaders that briefly overlap never both push
+ *   it, and a leader killed mid-tick has either claimed and pushed it or done neither.
  * - It sleeps until the next tick, at most 1 s, so leadership changes and stop are noticed promptly.
  */
 import { wireOptions, type JobClassLike } from "../client/options.js";
 import { nowSeconds } from "../timestamps.js";
 import type { ServerContext } from "../server/context.js";
-import { sleep } from "../util/sleep.js";
+import { PassLoop } from "../util/PassLoop.js";
 import type { CronEntry } from "./entry.js";
 import { CronStore } from "./CronStore.js";
 import { lastTickAtOrBefore, localTimeZone, nextTick, ticksBetween, type CronTimes } from "./expression.js";
@@ -49,10 +49,8 @@ const WAKE_SLACK_MS = 5;
 /** Ticks enqueued per schedule per pass, so a long grace with a per-second schedule cannot stall others. */
 const MAX_TICKS_PER_PASS = 1000;
 
-export class CronScheduler {
-  private readonly stopController = new AbortController();
+export class CronScheduler extends PassLoop {
   private readonly store: CronStore;
-  private loop: Promise<void> | undefined;
   /** The schedules with their cursors while leading; undefined while following. */
   private tracked: Tracked[] | undefined;
 
@@ -62,22 +60,12 @@ export class CronScheduler {
     private readonly leader: LeaderView,
     private readonly timing: SchedulerTiming,
   ) {
+    super("periodic job pass", ctx.logger, () => MAX_SLEEP_MS);
     this.store = new CronStore(ctx.redis);
   }
 
-  start(): void {
-    if (this.stopController.signal.aborted) return;
-    this.loop ??= this.run();
-  }
-
-  /** Idempotent; wakes the sleeping loop at once. */
-  async stop(): Promise<void> {
-    this.stopController.abort();
-    await this.loop;
-  }
-
   /** One pass; resolves to the milliseconds until the next one is due. */
-  async pass(): Promise<number> {
+  override async pass(): Promise<number> {
     if (!this.leader.isLeader()) {
       this.tracked = undefined;
       return MAX_SLEEP_MS;
@@ -92,20 +80,6 @@ export class CronScheduler {
     const next = Math.min(...this.tracked.map((s) => s.next ?? Infinity));
     if (backlog) return 0;
     return Math.max(0, Math.min(next * 1000 - Date.now() + WAKE_SLACK_MS, MAX_SLEEP_MS));
-  }
-
-  private async run(): Promise<void> {
-    const signal = this.stopController.signal;
-    while (!signal.aborted) {
-      let wait = MAX_SLEEP_MS;
-      try {
-        wait = await this.pass();
-      } catch (error) {
-        if (signal.aborted) return;
-        this.ctx.logger.error({ err: error }, "periodic job pass failed; retrying");
-      }
-      await sleep(wait, signal);
-    }
   }
 
   private async takeOver(): Promise<Tracked[]> {
@@ -137,8 +111,15 @@ export class CronScheduler {
     if (missed !== undefined && missed > schedule.cursor) {
       const { name, catchUp } = schedule.entry;
       this.ctx.logger.warn(
-        { schedule: name, last_missed: new Date(missed * 1000).toISOString(), grace_s: this.timing.grace, catch_up: catchUp },
-        catchUp ? "periodic job missed ticks; enqueueing the most recent one (catch_up)" : "periodic job missed ticks; not replayed",
+        {
+          schedule: name,
+          last_missed: new Date(missed * 1000).toISOString(),
+          grace_s: this.timing.grace,
+          catch_up: catchUp,
+        },
+        catchUp
+          ? "periodic job missed ticks; enqueueing the most recent one (catch_up)"
+          : "periodic job missed ticks; not replayed",
       );
       if (catchUp) due.unshift(missed);
     }
@@ -157,14 +138,9 @@ export class CronScheduler {
   private async fire(schedule: Tracked, tick: number): Promise<void> {
     const { ctx, store } = this;
     const { entry, times } = schedule;
-    const claim = await store.claim(entry.name, tick, ctx.identity, this.timing.claimTtl);
-    if (claim === "gone" && !schedule.gone) {
-      schedule.gone = true;
-      ctx.logger.warn({ schedule: entry.name }, "periodic schedule was removed from Redis by another leader; not enqueueing it");
-    }
-    if (claim !== "push") return;
+    let built: Awaited<ReturnType<typeof ctx.client.build>>;
     try {
-      const jid = await ctx.client.push({
+      built = await ctx.client.build({
         class: schedule.klass ?? entry.class,
         args: entry.args,
         ...(entry.queue === undefined ? {} : { queue: entry.queue }),
@@ -172,14 +148,46 @@ export class CronScheduler {
         cron: entry.name,
         cron_at: tick,
       });
-      if (jid === null) {
-        ctx.logger.info({ schedule: entry.name, tick }, "a client middleware stopped a periodic job");
-        return;
-      }
+    } catch (error) {
+      ctx.logger.error(
+        { err: error, schedule: entry.name, tick },
+        "could not build a periodic job; this tick is skipped",
+      );
+      return;
+    }
+    if (built === null) {
+      ctx.logger.info({ schedule: entry.name, tick }, "a client middleware stopped a periodic job");
+      return;
+    }
+    // The claim and the push are one atomic step: a leader killed mid-tick has either done both or neither.
+    const { job, json } = built;
+    let claim: Awaited<ReturnType<CronStore["claim"]>>;
+    try {
+      claim = await store.claim(entry.name, tick, ctx.identity, this.timing.claimTtl, { queue: job.queue, json });
+    } catch (error) {
+      ctx.logger.error(
+        { err: error, schedule: entry.name, tick },
+        "could not enqueue a periodic job; this tick is lost",
+      );
+      return;
+    }
+    if (claim === "gone" && !schedule.gone) {
+      schedule.gone = true;
+      ctx.logger.warn(
+        { schedule: entry.name },
+        "periodic schedule was removed from Redis by another leader; not enqueueing it",
+      );
+    }
+    if (claim !== "push") return;
+    const jid = job.jid;
+    try {
       await store.recordRun(entry.name, { jid, at: nowSeconds(), tick, nextRun: nextTick(times, tick) });
       ctx.logger.debug({ schedule: entry.name, tick, jid }, "periodic job enqueued");
     } catch (error) {
-      ctx.logger.error({ err: error, schedule: entry.name, tick }, "could not enqueue a periodic job; this tick is lost");
+      ctx.logger.warn(
+        { err: error, schedule: entry.name, tick, jid },
+        "periodic job enqueued, but its run was not recorded",
+      );
     }
   }
 }

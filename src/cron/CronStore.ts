@@ -14,7 +14,7 @@
  *
  * Numbers are epoch seconds; `last_run` is when the job was pushed, `last_tick` the tick it was for.
  */
-import { CRON_SCHEDULES, cronScheduleKey, cronTickKey } from "../keys.js";
+import { CRON_SCHEDULES, QUEUES, cronScheduleKey, cronTickKey, queueKey } from "../keys.js";
 import type { TsqRedis } from "../redis/connection.js";
 import type { CronEntry } from "./entry.js";
 import { localTimeZone } from "./expression.js";
@@ -97,9 +97,29 @@ export class CronStore {
     return resume;
   }
 
-  /** Claims `tick` for `name` (see cron-claim-2.lua); `ttl` seconds keeps the claim key. */
-  async claim(name: string, tick: number, identity: string, ttl: number): Promise<ClaimResult> {
-    const result = await this.redis.cronClaim(cronScheduleKey(name), cronTickKey(name, tick), tick, identity, ttl);
+  /**
+   * Claims `tick` for `name` and, when claimed, pushes `job` (serialized, for `queue`) in the same atomic
+   * step (see cron-claim-4.lua); `ttl` seconds keeps the claim key. Without a job it only claims.
+   */
+  async claim(
+    name: string,
+    tick: number,
+    identity: string,
+    ttl: number,
+    job?: { queue: string; json: string },
+  ): Promise<ClaimResult> {
+    const queue = job?.queue ?? "";
+    const result = await this.redis.cronClaim(
+      cronScheduleKey(name),
+      cronTickKey(name, tick),
+      QUEUES,
+      queueKey(queue),
+      tick,
+      identity,
+      ttl,
+      queue,
+      job?.json ?? "",
+    );
     return CLAIM_RESULTS[String(result)] ?? "taken";
   }
 
@@ -158,7 +178,10 @@ function fromHash(h: Record<string, string>): StoredSchedule {
     enabled: h.enabled !== "false",
     catchUp: h.catch_up === "true",
     source: h.source ?? "",
-    jobOptions: options !== null && typeof options === "object" && !Array.isArray(options) ? (options as Record<string, unknown>) : {},
+    jobOptions:
+      options !== null && typeof options === "object" && !Array.isArray(options)
+        ? (options as Record<string, unknown>)
+        : {},
     since: number("since"),
     cursor: number("cursor"),
     lastRun: number("last_run"),

@@ -8,6 +8,10 @@
  *              (leader-renew-1.lua); a failed renewal means someone else leads: become a follower
  *   stop       delete the record, only if it is ours (leader-resign-1.lua), so a follower takes over at
  *              its next check instead of waiting out the TTL
+ *   handover   a tsq-cluster supervisor that sees a child die deletes the record if it names that
+ *              child and tells the other children, which stand for election at once (`wake`): a killed
+ *              leader child is replaced within about a second, and the new leader enqueues the ticks
+ *              missed meanwhile (within CronScheduler's grace period)
  *
  * A leader that cannot reach Redis stops calling itself leader once its record may have expired
  * (`ttl` seconds after the last confirmed SET or renewal), so a stalled process never acts as a
@@ -16,6 +20,7 @@
 import { performance } from "node:perf_hooks";
 import { LEADER } from "../keys.js";
 import type { ServerContext } from "../server/context.js";
+import { ProblemLog } from "../redis/errors.js";
 import { sleep } from "../util/sleep.js";
 
 export interface LeaderTiming {
@@ -32,19 +37,30 @@ const EXPIRY_SLACK_MS = 50;
 
 export class Leader {
   private readonly stopController = new AbortController();
+  /** Aborted by `wake`, then replaced: cuts the current wait short. */
+  private wakeController = new AbortController();
   private loop: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   /** performance.now() ms until which the record is surely ours; 0 when following. */
   private validUntil = 0;
 
+  private readonly problems: ProblemLog;
+
   constructor(
     private readonly ctx: ServerContext,
     private readonly timing: LeaderTiming,
-  ) {}
+  ) {
+    this.problems = new ProblemLog("leader election", ctx.logger);
+  }
 
   start(): void {
     if (this.stopController.signal.aborted) return;
     this.loop ??= this.run();
+  }
+
+  /** Ends the current wait: the next election round runs now (the record is known to be free). */
+  wake(): void {
+    this.wakeController.abort();
   }
 
   /** True while this process holds `dear-leader` (as far as it can know). */
@@ -72,7 +88,8 @@ export class Leader {
     }
     // The renewal also reclaims a record that still names us after a renewal came too late.
     const won =
-      (await redis.set(LEADER, identity, "EX", ttl, "NX")) === "OK" || (await redis.leaderRenew(LEADER, identity, ttl)) === 1;
+      (await redis.set(LEADER, identity, "EX", ttl, "NX")) === "OK" ||
+      (await redis.leaderRenew(LEADER, identity, ttl)) === 1;
     if (won) {
       this.validUntil = sentAt + ttl * 1000;
       this.setLeader(true, "elected leader");
@@ -89,14 +106,18 @@ export class Leader {
       let wait: number;
       try {
         wait = await this.elect();
+        this.problems.succeeded();
       } catch (error) {
         if (signal.aborted) return;
-        this.ctx.logger.error({ err: error }, "leader election failed; retrying");
+        this.problems.failed(error, "periodic jobs wait for a leader; retrying");
         wait = Math.min(this.timing.renewInterval, this.timing.checkInterval) * 1000;
       }
       // A leader whose renewals keep failing drops out when its record may have expired.
-      if (this.validUntil > 0 && !this.isLeader()) this.setLeader(false, "could not renew the leader record in time; now a follower");
-      await sleep(this.isLeader() ? Math.min(wait, this.validUntil - performance.now()) : wait, signal);
+      if (this.validUntil > 0 && !this.isLeader())
+        this.setLeader(false, "could not renew the leader record in time; now a follower");
+      const ms = this.isLeader() ? Math.min(wait, this.validUntil - performance.now()) : wait;
+      await sleep(ms, AbortSignal.any([signal, this.wakeController.signal]));
+      if (this.wakeController.signal.aborted) this.wakeController = new AbortController();
     }
   }
 
@@ -109,7 +130,10 @@ export class Leader {
       await this.ctx.redis.leaderResign(LEADER, this.ctx.identity);
       this.ctx.logger.info({ identity: this.ctx.identity }, "stepped down as leader");
     } catch (error) {
-      this.ctx.logger.warn({ err: error, ttl_s: this.timing.ttl }, "could not delete the leader record; it expires on its own");
+      this.ctx.logger.warn(
+        { err: error, ttl_s: this.timing.ttl },
+        "could not delete the leader record; it expires on its own",
+      );
     }
   }
 

@@ -23,7 +23,8 @@ export function validateCron(entries: readonly CronEntry[], registry: Registry):
   for (const entry of all) {
     const where = `cron schedule "${entry.name}" (${entry.source})`;
     const earlier = seen.get(entry.name);
-    if (earlier !== undefined) throw new ConfigError(`${where}: the name is also used by ${earlier}; give each schedule its own name`);
+    if (earlier !== undefined)
+      throw new ConfigError(`${where}: the name is also used by ${earlier}; give each schedule its own name`);
     seen.set(entry.name, entry.source);
     if (!isCronName(entry.name)) throw new ConfigError(`${where}: the name must use ${CRON_NAME_FORMAT}`);
     const problem = cronProblem(entry.cron, entry.tz);
@@ -74,17 +75,24 @@ export function classSchedules(registry: Registry): CronEntry[] {
 /** Checks the shape of one object declaration; the expression itself is checked by validateCron. */
 function declaration(item: unknown, at: string): CronClassEntry {
   if (item === null || typeof item !== "object" || Array.isArray(item)) {
-    throw new ConfigError(`${at}: expected a cron expression string or { cron, args?, queue?, tz?, ... }, got ${JSON.stringify(item)}`);
+    throw new ConfigError(
+      `${at}: expected a cron expression string or { cron, args?, queue?, tz?, ... }, got ${JSON.stringify(item)}`,
+    );
   }
   const spec = item as Record<string, unknown>;
   const known = new Set(["name", "cron", "args", "queue", "tz", "description", "enabled", "catchUp"]);
   const unknown = Object.keys(spec).find((key) => !known.has(key));
-  if (unknown !== undefined) throw new ConfigError(`${at}: unknown field "${unknown}" (known: ${[...known].join(", ")})`);
+  if (unknown !== undefined)
+    throw new ConfigError(`${at}: unknown field "${unknown}" (known: ${[...known].join(", ")})`);
   const expect = (ok: boolean, field: string, what: string) => {
     if (!ok) throw new ConfigError(`${at}: ${field} must be ${what}, got ${JSON.stringify(spec[field])}`);
   };
   const optional = (field: string, type: "string" | "boolean") =>
-    expect(spec[field] === undefined || (typeof spec[field] === type && spec[field] !== ""), field, `a non-empty ${type}`);
+    expect(
+      spec[field] === undefined || (typeof spec[field] === type && spec[field] !== ""),
+      field,
+      `a non-empty ${type}`,
+    );
   expect(typeof spec.cron === "string" && spec.cron.trim() !== "", "cron", "a cron expression string");
   expect(spec.args === undefined || Array.isArray(spec.args), "args", "an array of job arguments");
   for (const field of ["name", "queue", "tz", "description"]) optional(field, "string");

@@ -97,7 +97,11 @@ export class ClusterMetrics {
 
   /** Every family of the cluster, merged: what one GET /metrics returns. */
   async families(): Promise<MetricFamily[]> {
-    const [own, fromRedis] = await Promise.all([familiesOf(this.registry), this.redisGauges.read(REDIS_WAIT_MS), this.refresh()]);
+    const [own, fromRedis] = await Promise.all([
+      familiesOf(this.registry),
+      this.redisGauges.read(REDIS_WAIT_MS),
+      this.refresh(),
+    ]);
     this.foldDead(performance.now());
     const live: MetricFamily[][] = [];
     const dead: MetricFamily[][] = [];
@@ -219,7 +223,8 @@ export class ClusterMetrics {
       registers,
       collect() {
         this.reset();
-        for (const child of supervisor.children.values()) this.inc({ child: String(child.slot.plan.index) }, child.slot.plan.concurrency + extra);
+        for (const child of supervisor.children.values())
+          this.inc({ child: String(child.slot.plan.index) }, child.slot.plan.concurrency + extra);
       },
     });
   }

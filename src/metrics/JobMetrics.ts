@@ -6,18 +6,23 @@
  * Labels are `queue` and `class` (the wrapped class for ActiveJob, as Sidekiq's UI shows it), never a
  * jid: one series per queue × class (× status), whatever the number of jobs.
  */
+import { bufferedJobs } from "../reliablePush/PushBuffer.js";
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { JobOutcome, ServerContext } from "../server/context.js";
 import { displayClass, type JobPayload } from "../payload.js";
 import { toEpochSeconds } from "../timestamps.js";
 import { familiesOf, type MetricFamily } from "./exposition.js";
 import { CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from "./series.js";
+import { dedupEvents } from "../dedup/events.js";
+import { uniqueEvents } from "../unique/events.js";
 
 /**
  * Seconds. yabeda-sidekiq's set, which covers millisecond no-ops and hour-long jobs alike, plus 2 h,
  * 6 h and 1 day for batch jobs and for queue waits behind a backlog.
  */
-export const JOB_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21_600, 86_400];
+export const JOB_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21_600, 86_400,
+];
 
 const JOB_LABELS = ["queue", "class"] as const;
 
@@ -41,29 +46,116 @@ interface ClassSeries {
 export class JobMetrics {
   /** Process metrics (prom-client's defaults) and the running-jobs gauge. */
   readonly registry = new Registry();
-  private readonly completion = new HistogramFamily("tsq_jobs_completion_seconds", "Seconds a job ran, from start to done or fail (monotonic clock).", JOB_BUCKETS);
-  private readonly queueDuration = new HistogramFamily("tsq_jobs_queue_duration_seconds", "Seconds a job waited from enqueued_at to its start (wall clock).", JOB_BUCKETS);
+  private readonly completion = new HistogramFamily(
+    "tsq_jobs_completion_seconds",
+    "Seconds a job ran, from start to done or fail (monotonic clock).",
+    JOB_BUCKETS,
+  );
+  private readonly queueDuration = new HistogramFamily(
+    "tsq_jobs_queue_duration_seconds",
+    "Seconds a job waited from enqueued_at to its start (wall clock).",
+    JOB_BUCKETS,
+  );
   private readonly failed = new CounterFamily("tsq_jobs_failed_total", "Jobs that raised.");
   private readonly retried = new CounterFamily("tsq_jobs_retried_total", "Failed jobs sent to the retry set.");
-  private readonly dead = new CounterFamily("tsq_jobs_dead_total", "Failed jobs sent to the dead set (retries exhausted, or killed).");
+  private readonly dead = new CounterFamily(
+    "tsq_jobs_dead_total",
+    "Failed jobs sent to the dead set (retries exhausted, or killed).",
+  );
+  private readonly unrecorded = new CounterFamily(
+    "tsq_jobs_failure_unrecorded_total",
+    "Failed jobs whose failure could not be recorded (payload not serializable, Redis refused the write); requeued at the end of their queue, then buried.",
+  );
+  private readonly deferred = new CounterFamily(
+    "tsq_jobs_deferred_total",
+    "Jobs re-scheduled instead of run because a kill switch defers their class (tsqctl defer).",
+  );
+  private readonly dropped = new CounterFamily(
+    "tsq_jobs_dropped_total",
+    "Jobs discarded without running because a kill switch drops their class (tsqctl drop).",
+  );
+  private readonly expired = new CounterFamily(
+    "tsq_jobs_expired_total",
+    "Jobs dropped without running because their expiresIn (expires_in) had passed (docs/flow-control.md).",
+  );
+  /** Counted where the push is dropped: in a worker, pushes from jobs and the poller's re-checks. */
+  private readonly deduplicated = new CounterFamily(
+    "tsq_jobs_deduplicated_total",
+    "Pushes of idempotent jobs dropped because the same job was already enqueued (docs/deduplication.md).",
+  );
+  private readonly parked = new CounterFamily(
+    "tsq_jobs_parked_total",
+    "Jobs parked instead of run because their class's concurrency limit was reached or is paused (docs/concurrency-limits.md).",
+  );
+  private readonly limitRefused = new CounterFamily(
+    "tsq_jobs_concurrency_limit_refused_total",
+    "Jobs sent to retries because their class's parked list was full (concurrency_limit_max_parked).",
+  );
+  /** Counted where the push is refused, as deduplicated pushes are. */
+  private readonly uniqueRejected = new CounterFamily(
+    "tsq_jobs_unique_rejected_total",
+    "Pushes of unique jobs refused because another job held the lock (docs/unique-jobs.md).",
+  );
   /** queue → class → series. */
   private readonly byQueue = new Map<string, Map<string, ClassSeries>>();
+  /** Every queue × class that has started a job here: each keeps a running-jobs series, 0 when idle. */
+  private readonly ran: { queue: string; klass: string }[] = [];
   private readonly onStart = (job: JobPayload, queue: string) => this.started(job, queue);
   private readonly onEnd = (job: JobPayload, queue: string, outcome: JobOutcome) => this.ended(job, queue, outcome);
+  private readonly onUnrecorded = (job: JobPayload, queue: string) =>
+    this.unrecorded.get({ queue, class: displayClass(job) }).inc();
+  private readonly onSwitched = (job: JobPayload, queue: string, action: "deferred" | "dropped") =>
+    (action === "deferred" ? this.deferred : this.dropped).get({ queue, class: displayClass(job) }).inc();
+  private readonly onExpired = (job: JobPayload, queue: string) =>
+    this.expired.get({ queue, class: displayClass(job) }).inc();
+  private readonly onDeduplicated = (job: JobPayload, queue: string) =>
+    this.deduplicated.get({ queue, class: displayClass(job) }).inc();
+  private readonly onLimited = (job: JobPayload, queue: string, action: "parked" | "refused") =>
+    (action === "parked" ? this.parked : this.limitRefused).get({ queue, class: displayClass(job) }).inc();
+  private readonly onUniqueRejected = (job: JobPayload, queue: string) =>
+    this.uniqueRejected.get({ queue, class: displayClass(job) }).inc();
 
   constructor(
     private readonly ctx: MetricsContext,
     options: JobMetricsOptions = {},
   ) {
     this.runningGauge([this.registry]);
+    new Gauge({
+      name: "tsq_push_buffered_jobs",
+      help: "Jobs reliable push holds in memory while Redis is unreachable (docs/flow-control.md#reliable-push).",
+      registers: [this.registry],
+      collect() {
+        this.set(bufferedJobs());
+      },
+    });
     collectDefaultMetrics({ register: this.registry, labels: options.processLabels ?? {} });
     ctx.events.on("start", this.onStart);
     ctx.events.on("end", this.onEnd);
+    ctx.events.on("unrecorded", this.onUnrecorded);
+    ctx.events.on("switched", this.onSwitched);
+    ctx.events.on("limited", this.onLimited);
+    ctx.events.on("expired", this.onExpired);
+    dedupEvents.on("deduplicated", this.onDeduplicated);
+    uniqueEvents.on("rejected", this.onUniqueRejected);
   }
 
   /** The current values, as plain JSON (for IPC or for rendering). */
   async snapshot(): Promise<MetricFamily[]> {
-    const jobs = [this.completion, this.queueDuration, this.failed, this.retried, this.dead].map((f) => f.family());
+    const jobs = [
+      this.completion,
+      this.queueDuration,
+      this.failed,
+      this.retried,
+      this.dead,
+      this.unrecorded,
+      this.deferred,
+      this.dropped,
+      this.expired,
+      this.deduplicated,
+      this.parked,
+      this.limitRefused,
+      this.uniqueRejected,
+    ].map((f) => f.family());
     return [...jobs, ...(await familiesOf(this.registry))];
   }
 
@@ -71,26 +163,34 @@ export class JobMetrics {
   stop(): void {
     this.ctx.events.off("start", this.onStart);
     this.ctx.events.off("end", this.onEnd);
+    this.ctx.events.off("unrecorded", this.onUnrecorded);
+    this.ctx.events.off("switched", this.onSwitched);
+    this.ctx.events.off("limited", this.onLimited);
+    this.ctx.events.off("expired", this.onExpired);
+    dedupEvents.off("deduplicated", this.onDeduplicated);
+    uniqueEvents.off("rejected", this.onUniqueRejected);
   }
 
   private seriesOf(job: JobPayload, queue: string): ClassSeries {
     const klass = displayClass(job);
     let classes = this.byQueue.get(queue);
-    if (!classes) this.byQueue.set(queue, (classes = new Map()));
+    if (!classes) this.byQueue.set(queue, (classes = new Map<string, ClassSeries>()));
     let series = classes.get(klass);
     if (!series) {
       const labels = { queue, class: klass };
       series = { waited: this.queueDuration.get(labels), done: this.completion.get({ ...labels, job_status: "done" }) };
       classes.set(klass, series);
+      this.ran.push({ queue, klass });
     }
     return series;
   }
 
   private started(job: JobPayload, queue: string): void {
+    const series = this.seriesOf(job, queue);
     const enqueuedAt = toEpochSeconds(job.enqueued_at);
     if (enqueuedAt === undefined) return;
     // Clocks of the enqueuing host and this one may differ slightly; a negative wait is a zero wait.
-    this.seriesOf(job, queue).waited.observe(Math.max(0, Date.now() / 1000 - enqueuedAt));
+    series.waited.observe(Math.max(0, Date.now() / 1000 - enqueuedAt));
   }
 
   private ended(job: JobPayload, queue: string, outcome: JobOutcome): void {
@@ -110,11 +210,12 @@ export class JobMetrics {
   /**
    * Read from the process's work table when collected rather than counted from events: a job whose
    * failure could not be recorded is requeued without an `end` event, and must not stay "running".
-   * Series seen once stay, at 0, so a graph shows zero rather than a gap.
+   * Every queue × class that has started a job keeps its series, at 0 when idle, so a graph shows zero
+   * rather than a gap, whenever the scrape lands.
    */
   private runningGauge(registers: Registry[]): void {
-    const state = this.ctx.state;
-    const seen = new Set<string>();
+    const { state } = this.ctx;
+    const ran = this.ran;
     new Gauge({
       name: "tsq_running_jobs",
       help: "Jobs running now.",
@@ -123,14 +224,10 @@ export class JobMetrics {
       collect() {
         const counts = new Map<string, number>();
         for (const entry of state.work.values()) {
-          const key = JSON.stringify([entry.queue, entry.className ?? "unknown"]);
+          const key = `${entry.queue}\0${entry.className ?? "unknown"}`;
           counts.set(key, (counts.get(key) ?? 0) + 1);
-          seen.add(key);
         }
-        for (const key of seen) {
-          const [queue, klass] = JSON.parse(key) as [string, string];
-          this.set({ queue, class: klass }, counts.get(key) ?? 0);
-        }
+        for (const { queue, klass } of ran) this.set({ queue, class: klass }, counts.get(`${queue}\0${klass}`) ?? 0);
       },
     });
   }

@@ -43,7 +43,10 @@ export class MetricsServer {
     server.keepAliveTimeout = 5000;
     return new Promise((resolve) => {
       server.once("error", (error: NodeJS.ErrnoException) => {
-        logger.error({ err: error, host, port }, `could not serve /metrics on ${host}:${port} (${error.code ?? error.message}); running without it. Pick another --metrics-port, or 0 for none`);
+        logger.error(
+          { err: error, host, port },
+          `could not serve /metrics on ${host}:${port} (${error.code ?? error.message}); running without it. Pick another --metrics-port, or 0 for none`,
+        );
         resolve(undefined);
       });
       server.listen(port, host, () => {
@@ -68,14 +71,17 @@ export class MetricsServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== "GET" && req.method !== "HEAD") return send(res, req, 405, "only GET and HEAD\n", { Allow: "GET, HEAD" });
+    if (req.method !== "GET" && req.method !== "HEAD")
+      return send(res, req, 405, "only GET and HEAD\n", { Allow: "GET, HEAD" });
     const path = (req.url ?? "/").split("?", 1)[0];
     try {
       switch (path) {
         case "/metrics":
           return send(res, req, 200, await this.endpoints.metrics(), { "Content-Type": CONTENT_TYPE });
         case "/healthz":
-          return (await this.endpoints.healthy()) ? send(res, req, 200, "ok\n") : send(res, req, 503, "unhealthy: Redis does not answer, or stopping\n");
+          return (await this.endpoints.healthy())
+            ? send(res, req, 200, "ok\n")
+            : send(res, req, 503, "unhealthy: Redis does not answer, or stopping\n");
         case "/readyz":
           return this.endpoints.ready() ? send(res, req, 200, "ready\n") : send(res, req, 503, "not ready\n");
         default:
@@ -88,7 +94,17 @@ export class MetricsServer {
   }
 }
 
-function send(res: ServerResponse, req: IncomingMessage, status: number, body: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8", "Content-Length": Buffer.byteLength(body), ...headers });
+function send(
+  res: ServerResponse,
+  req: IncomingMessage,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    "Content-Type": "text/plain; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+    ...headers,
+  });
   res.end(req.method === "HEAD" ? undefined : body);
 }

@@ -4,25 +4,29 @@
  * is the double counting yabeda-sidekiq's `collect_cluster_metrics` warns about.
  *
  * Two pipelined round trips, whatever the number of queues:
- *   1. SMEMBERS queues, ZCARD schedule, ZCARD retry, ZCARD dead, SCARD processes
+ *   1. SMEMBERS queues, ZCARD schedule, ZCARD retry, ZCARD dead, SCARD processes, SMEMBERS paused
  *   2. per queue: LLEN queue:<q>, LINDEX queue:<q> -1 (the oldest job: LPUSH adds on the left)
+ *   3. concurrency limits: HGETALL tsq:limits, then per limited class HVALS of its slots and LLEN of
+ *      its parked list (src/limits/status.ts)
  * Latency is Sidekiq's `Queue#latency`: now − the oldest job's enqueued_at (float seconds or integer
  * ms), 0 for an empty queue.
  */
-import { DEAD, PROCESSES, QUEUES, RETRY, SCHEDULE, queueKey } from "../keys.js";
+import { DEAD, PAUSED, PROCESSES, QUEUES, RETRY, SCHEDULE, queueKey } from "../keys.js";
 import type { TsqRedis } from "../redis/connection.js";
 import { toEpochSeconds } from "../timestamps.js";
+import { readLimits, type LimitStatus } from "../limits/status.js";
 import type { MetricFamily, Sample } from "./exposition.js";
 
 /** ms a scrape waits for Redis before it answers without these gauges. */
 export const REDIS_WAIT_MS = 1000;
 
 interface RedisState {
-  queues: { name: string; size: number; latency: number }[];
+  queues: { name: string; size: number; latency: number; paused: boolean }[];
   scheduled: number;
   retry: number;
   dead: number;
   processes: number;
+  limits: LimitStatus[];
 }
 
 export class RedisGauges {
@@ -45,8 +49,17 @@ export class RedisGauges {
   }
 
   private async query(): Promise<RedisState> {
-    const head = await this.redis.pipeline().smembers(QUEUES).zcard(SCHEDULE).zcard(RETRY).zcard(DEAD).scard(PROCESSES).exec();
-    const [names, scheduled, retry, dead, processes] = results(head, 5);
+    const head = await this.redis
+      .pipeline()
+      .smembers(QUEUES)
+      .zcard(SCHEDULE)
+      .zcard(RETRY)
+      .zcard(DEAD)
+      .scard(PROCESSES)
+      .smembers(PAUSED)
+      .exec();
+    const [names, scheduled, retry, dead, processes, paused] = results(head, 6);
+    const pausedSet = new Set(paused as string[]);
     const queues = (names as string[]).slice().sort();
     const pipeline = this.redis.pipeline();
     for (const name of queues) pipeline.llen(queueKey(name)).lindex(queueKey(name), -1);
@@ -57,11 +70,13 @@ export class RedisGauges {
         name,
         size: perQueue[i * 2] as number,
         latency: latencyOf(perQueue[i * 2 + 1] as string | null, now),
+        paused: pausedSet.has(name),
       })),
       scheduled: scheduled as number,
       retry: retry as number,
       dead: dead as number,
       processes: processes as number,
+      limits: await readLimits(this.redis),
     };
   }
 }
@@ -86,15 +101,48 @@ function latencyOf(oldest: string | null, now: number): number {
 }
 
 function toFamilies(state: RedisState): MetricFamily[] {
-  const perQueue = (pick: (q: RedisState["queues"][number]) => number): Sample[] => state.queues.map((q) => ({ value: pick(q), labels: { queue: q.name } }));
+  const perQueue = (pick: (q: RedisState["queues"][number]) => number): Sample[] =>
+    state.queues.map((q) => ({ value: pick(q), labels: { queue: q.name } }));
   const single = (value: number): Sample[] => [{ value, labels: {} }];
   return [
-    gauge("tsq_queue_size", "Jobs waiting in the queue (LLEN queue:<name>), for every queue in the `queues` set.", perQueue((q) => q.size)),
-    gauge("tsq_queue_latency_seconds", "Seconds the oldest job in the queue has waited (now - its enqueued_at); 0 when empty.", perQueue((q) => q.latency)),
+    gauge(
+      "tsq_queue_size",
+      "Jobs waiting in the queue (LLEN queue:<name>), for every queue in the `queues` set.",
+      perQueue((q) => q.size),
+    ),
+    gauge(
+      "tsq_queue_latency_seconds",
+      "Seconds the oldest job in the queue has waited (now - its enqueued_at); 0 when empty.",
+      perQueue((q) => q.latency),
+    ),
+    gauge(
+      "tsq_queue_paused",
+      "1 when the queue is in the `paused` set (tsqctl pause, Sidekiq Pro's pause!): workers fetch nothing from it.",
+      perQueue((q) => (q.paused ? 1 : 0)),
+    ),
     gauge("tsq_scheduled_size", "Jobs in the schedule set.", single(state.scheduled)),
     gauge("tsq_retry_size", "Jobs in the retry set.", single(state.retry)),
     gauge("tsq_dead_size", "Jobs in the dead set.", single(state.dead)),
-    gauge("tsq_processes", "Worker processes registered in `processes` (Ruby Sidekiq and tsq alike).", single(state.processes)),
+    gauge(
+      "tsq_concurrency_limit_parked_jobs",
+      "Jobs of a concurrency-limited class parked, waiting for a slot.",
+      state.limits.map((l) => ({ value: l.parked, labels: { class: l.class } })),
+    ),
+    gauge(
+      "tsq_concurrency_limit_running_jobs",
+      "Slots of a concurrency-limited class held (running jobs, and resumed ones on their way to a worker).",
+      state.limits.map((l) => ({ value: l.running, labels: { class: l.class } })),
+    ),
+    gauge(
+      "tsq_concurrency_limit",
+      "A class's concurrency limit as a worker last read it: > 0 slots, 0 none, < 0 paused.",
+      state.limits.filter((l) => !Number.isNaN(l.limit)).map((l) => ({ value: l.limit, labels: { class: l.class } })),
+    ),
+    gauge(
+      "tsq_processes",
+      "Worker processes registered in `processes` (Ruby Sidekiq and tsq alike).",
+      single(state.processes),
+    ),
   ];
 }
 

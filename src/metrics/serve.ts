@@ -40,7 +40,10 @@ export interface ClusterMetricsSettings {
   logger: Logger;
 }
 
-export async function startClusterMetrics(supervisor: Supervisor, settings: ClusterMetricsSettings): Promise<MetricsHandle | undefined> {
+export async function startClusterMetrics(
+  supervisor: Supervisor,
+  settings: ClusterMetricsSettings,
+): Promise<MetricsHandle | undefined> {
   const { plan, worker, redis, port, host, logger } = settings;
   if (port === 0) return undefined;
   const extraConcurrency = worker.capsules.slice(1).reduce((sum, c) => sum + c.concurrency, 0);

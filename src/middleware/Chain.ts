@@ -10,6 +10,7 @@ export type Next = () => Promise<void>;
 /** A middleware class: constructed with the arguments given to `add`, then `call(...args, next)`. */
 export interface MiddlewareClass<A extends unknown[]> {
   // Constructor arguments are whatever the user passed to `add`; they are opaque to the chain.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   new (...options: any[]): { call(...args: [...A, Next]): unknown };
 }
 export type MiddlewareFunction<A extends unknown[]> = (...args: [...A, Next]) => unknown;

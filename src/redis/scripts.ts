@@ -13,15 +13,45 @@ export interface ScriptCommands {
   /** zpopbyscore-1.lua: pops one member of `set` scored <= `now`. */
   zpopbyscore(set: string, now: string): Promise<string | null>;
   /** enqueue-due-2.lua: moves up to `limit` due jobs to their queues; [moved, ...jobs for the client path]. */
-  enqueueDue(set: string, queues: string, now: string, limit: number, enqueuedAt: string, queuePrefix: string): Promise<[number, ...string[]]>;
+  enqueueDue(
+    set: string,
+    queues: string,
+    now: string,
+    limit: number,
+    enqueuedAt: string,
+    queuePrefix: string,
+  ): Promise<[number, ...string[]]>;
   /** leader-renew-1.lua: extends `key` by `ttl` seconds if it still holds `identity`; 1 renewed, 0 not ours. */
   leaderRenew(key: string, identity: string, ttl: number): Promise<number>;
   /** leader-resign-1.lua: deletes `key` if it still holds `identity`; 1 deleted, 0 not ours. */
   leaderResign(key: string, identity: string): Promise<number>;
-  /** cron-claim-2.lua: claims a periodic tick; 1 push, 0 taken, 2 disabled (skipped), -1 schedule gone. */
-  cronClaim(schedule: string, tickKey: string, tick: number, identity: string, ttl: number): Promise<number>;
+  /** cron-claim-4.lua: claims a periodic tick and pushes its job; 1 pushed, 0 taken, 2 disabled (skipped), -1 schedule gone. */
+  cronClaim(
+    schedule: string,
+    tickKey: string,
+    queues: string,
+    queueKey: string,
+    tick: number,
+    identity: string,
+    ttl: number,
+    queue: string,
+    job: string,
+  ): Promise<number>;
   /** reliable-fetch.lua: `numKeys`, the (queue, private list) pairs, then the most jobs to move; [pair index, ...jobs] or null. */
   reliableFetch(numKeys: number, ...keysThenMax: (string | number)[]): Promise<[number, ...string[]] | null>;
+  /** push-jobs-2.lua: SADD queues + LPUSH of `jobs` in one atomic command; the queue's new length. */
+  pushJobs(queues: string, queueKey: string, queue: string, ...jobs: string[]): Promise<number>;
+  /** ack-jobs-1.lua: removes finished jobs from a private list by their exact bytes; how many were removed. */
+  ackJobs(privateList: string, ...jobs: (string | Buffer)[]): Promise<number>;
+  /** reliable-fetch.lua with the jobs as their exact bytes (a job need not be UTF-8). */
+  reliableFetchBuffer(
+    numKeys: number,
+    ...keysThenArgs: (string | number | Buffer)[]
+  ): Promise<[number, ...Buffer[]] | null>;
+  /** reconcile-2.lua: moves private-list jobs not in `held` back to the queue; how many moved. */
+  reconcile(privateList: string, queue: string, ...held: Buffer[]): Promise<number>;
+  /** recover-3.lua with the poison pills as their exact bytes. */
+  recoverBuffer(...args: Parameters<ScriptCommands["recover"]>): Promise<[number, ...Buffer[]]>;
   /** recover-3.lua: [moved, ...poison pills]. */
   recover(
     privateList: string,
@@ -34,6 +64,38 @@ export interface ScriptCommands {
     spreadSeconds: number,
     seed: number,
   ): Promise<[number, ...string[]]>;
+  /** lock-acquire-2.lua: takes `lock` for `holder` (ms ttl, up to `limit` holders); [1, holder] or [0, a current holder]. */
+  lockAcquire(
+    lock: string,
+    flag: string,
+    holder: string,
+    ttlMs: number,
+    limit: number,
+    nowMs: number,
+    useFlag: "0" | "1",
+  ): Promise<[0 | 1, string]>;
+  /** lock-refresh-1.lua: extends `holder`'s expiry to now + `ttlMs` if it still holds `lock`; 1 or 0. */
+  lockRefresh(lock: string, holder: string, ttlMs: number, nowMs: number): Promise<number>;
+  /**
+   * limit-slot-4.lua: takes ("enter") or gives back ("leave") a concurrency-limit slot, parking or resuming
+   * jobs; [status, running, parked] (enter: 1 run, 0 parked, -1 parked list full; leave: jobs resumed).
+   */
+  limitSlot(
+    slots: string,
+    parked: string,
+    limits: string,
+    queues: string,
+    op: "enter" | "leave",
+    holder: string,
+    ttlMs: number,
+    limit: number,
+    nowMs: number,
+    className: string,
+    queuePrefix: string,
+    job: string,
+    maxParked: number,
+    resumed: "0" | "1",
+  ): Promise<[number, number, number]>;
 }
 
 export type TsqRedis = Redis & ScriptCommands;
@@ -63,7 +125,10 @@ function loadScripts(): Script[] {
 
 export function defineScripts(redis: Redis): TsqRedis {
   for (const script of loadScripts()) {
-    redis.defineCommand(script.name, script.numberOfKeys === undefined ? { lua: script.lua } : { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    redis.defineCommand(
+      script.name,
+      script.numberOfKeys === undefined ? { lua: script.lua } : { numberOfKeys: script.numberOfKeys, lua: script.lua },
+    );
   }
   return redis as TsqRedis;
 }

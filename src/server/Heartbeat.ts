@@ -23,6 +23,7 @@ import {
   signalsKey,
   workKey,
 } from "../keys.js";
+import { ProblemLog } from "../redis/errors.js";
 import { sleep } from "../util/sleep.js";
 import { formatSeconds, nowSeconds } from "../timestamps.js";
 import type { ServerContext } from "./context.js";
@@ -55,13 +56,14 @@ export class Heartbeat {
   private readonly stopController = new AbortController();
   private loop: Promise<void> | undefined;
   private readonly infoJson: string;
-  private failing = false;
+  private readonly problems: ProblemLog;
 
   constructor(
     private readonly ctx: ServerContext,
     private readonly source: HeartbeatSource,
   ) {
     this.infoJson = JSON.stringify(source.info);
+    this.problems = new ProblemLog("heartbeat", ctx.logger);
   }
 
   /** Beats once now (so the process shows up before start resolves), then every interval. */
@@ -117,13 +119,14 @@ export class Heartbeat {
       const results = (await multi.exec()) ?? [];
       for (const [error] of results) if (error) throw error;
       const signal = results.at(-1)?.[1];
-      if (this.failing) this.ctx.logger.info("heartbeat restored");
-      this.failing = false;
+      this.problems.succeeded();
       if (typeof signal === "string") this.dispatch(signal);
     } catch (error) {
       state.restoreCounts(counts);
-      if (!this.failing) this.ctx.logger.error({ err: error }, "heartbeat failed; will retry every beat");
-      this.failing = true;
+      this.problems.failed(
+        error,
+        "this process's record and stats were not written (they are kept and written at the first beat that works); retrying every beat",
+      );
     }
   }
 
@@ -136,7 +139,10 @@ export class Heartbeat {
     }
   }
 
-  private addStats(multi: ReturnType<ServerContext["redis"]["multi"]>, counts: { processed: number; failed: number }): void {
+  private addStats(
+    multi: ReturnType<ServerContext["redis"]["multi"]>,
+    counts: { processed: number; failed: number },
+  ): void {
     const today = new Date();
     for (const [key, n] of [
       [STAT_PROCESSED, counts.processed],

@@ -10,11 +10,16 @@
  *                         class's retryIn() says otherwise; jitter = rand(10 * (count + 1)) s
  *   exhausted             retriesExhausted() hook, then the dead set unless `dead: false` or the hook
  *                         returned "discard"; then death handlers
+ *
+ * Locks of the lock core follow the job: one that will not run again (dead, dropped, discarded, killed)
+ * releases the locks it holds; one waiting to retry keeps its unique lock until its retry time plus
+ * `unique_for` (src/locks/release.ts).
  */
 import { deflateSync } from "node:zlib";
 import { RETRY } from "../keys.js";
 import { dumpPayload, type JobPayload } from "../payload.js";
 import { formatSeconds, nowSeconds, nowStamp, toEpochSeconds } from "../timestamps.js";
+import { keepLocksForRetry, releaseLocksOf } from "../locks/release.js";
 import { sendToMorgue } from "./morgue.js";
 import type { JobOutcome, ServerContext } from "./context.js";
 import type { RunnableClass } from "./Registry.js";
@@ -51,7 +56,12 @@ export class JobRetry {
 
   /** Records the failure and decides the job's fate. Returns what happened to it. */
   async handle(job: JobPayload, thrown: unknown, klass: RunnableClass | undefined): Promise<Disposition> {
-    const error = toError(thrown);
+    const disposition = await this.decide(job, toError(thrown), klass);
+    if (disposition !== "retried") await this.releaseLocks(job);
+    return disposition;
+  }
+
+  private async decide(job: JobPayload, error: Error, klass: RunnableClass | undefined): Promise<Disposition> {
     if (job.retry === false) {
       await this.runDeathHandlers(job, error);
       return "dropped";
@@ -75,7 +85,9 @@ export class JobRetry {
     if (exhausted) return this.exhaust(job, error, klass);
 
     const seconds = (delay ?? count ** 4 + 15) + Math.floor(Math.random() * 10 * (count + 1));
-    await this.ctx.redis.zadd(RETRY, formatSeconds(nowSeconds() + seconds), dumpPayload(job));
+    const retryAt = nowSeconds() + seconds;
+    await this.ctx.redis.zadd(RETRY, formatSeconds(retryAt), dumpPayload(job));
+    await this.guardLocks(job, () => keepLocksForRetry(this.ctx.redis, job, retryAt));
     this.ctx.logger.debug({ jid: job.jid, retry_in_s: seconds, retry_count: count }, "scheduled retry");
     return "retried";
   }
@@ -84,7 +96,22 @@ export class JobRetry {
   async kill(job: JobPayload, error: Error): Promise<void> {
     this.annotate(job, error);
     await sendToMorgue(this.ctx.redis, dumpPayload(job), this.ctx.options);
+    await this.releaseLocks(job);
     await this.runDeathHandlers(job, error);
+  }
+
+  /** The job will not run again: the dedup and unique locks it holds go (Enterprise's death handler, #4162). */
+  private releaseLocks(job: JobPayload): Promise<void> {
+    return this.guardLocks(job, () => releaseLocksOf(this.ctx.redis, [job]));
+  }
+
+  /** A lock that cannot be updated expires by itself: logged, never a reason to lose the failure. */
+  private async guardLocks(job: JobPayload, fn: () => Promise<unknown>): Promise<void> {
+    try {
+      await fn();
+    } catch (error) {
+      this.ctx.logger.warn({ err: error, jid: job.jid }, "could not update the job's locks; they expire by themselves");
+    }
   }
 
   private annotate(job: JobPayload, error: Error): void {

@@ -26,8 +26,15 @@ import { queueMode } from "./queueOrder.js";
 import type { Registry } from "./Registry.js";
 import { serverConfig, type LifecycleEvent } from "./serverConfig.js";
 import { recoverIdentity, sweepOrphans } from "./recovery.js";
+import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
 import { startCron, type CronHandle } from "../cron/index.js";
 import { SUPER_PROCESSES } from "../keys.js";
+import { instrumentServer } from "../tracing/index.js";
+import { DeduplicationServerMiddleware } from "../dedup/ServerMiddleware.js";
+import { dedupPolicyOf } from "../dedup/policy.js";
+import { ConcurrencyLimiter, ConcurrencyLimitServerMiddleware } from "../limits/index.js";
+import { UniqueServerMiddleware } from "../unique/ServerMiddleware.js";
+import { uniquePolicyOf } from "../unique/policy.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
 const ORPHAN_SWEEP_INTERVAL = 60_000;
@@ -43,6 +50,7 @@ export class Launcher {
   readonly managers: Manager[];
   private readonly heartbeat: Heartbeat;
   private readonly poller: Poller;
+  private readonly limiter: ConcurrencyLimiter;
   private cron: CronHandle | undefined;
   private readonly connections: TsqRedis[] = [];
   private readonly startedAt = nowSeconds();
@@ -50,6 +58,8 @@ export class Launcher {
   private started = false;
   private sweepTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
+  /** Replaced by the stop's own budget when a stop begins; a second signal hurries it. */
+  private budget = new StopBudget(0);
 
   constructor(options: WorkerOptions, registry: Registry, hooks: LauncherHooks = {}) {
     const { identity, hostname } = newIdentity();
@@ -66,6 +76,8 @@ export class Launcher {
       middleware: config.clientMiddleware,
       sidekiqVersion: options.sidekiqVersion,
       maxPayloadBytes: options.maxPayloadBytes,
+      compressThresholdBytes: options.compressThresholdBytes,
+      maxInflatedBytes: options.maxInflatedBytes,
     });
     configureClient(client);
     this.ctx = {
@@ -83,6 +95,27 @@ export class Launcher {
       events: new EventEmitter<JobEvents>(),
       timestampFormat: options.sidekiqVersion === 8 ? "milliseconds" : "seconds",
     };
+    // First in the chain (tracing, prepended next, goes before it), so no middleware can skip a release;
+    // only when a class this process runs is idempotent, so other fleets' jobs do not pay for it.
+    const classes = registry.all();
+    if (classes.some((klass) => dedupPolicyOf(klass) !== undefined))
+      config.middleware.prepend(DeduplicationServerMiddleware, redis, client);
+    if (classes.some((klass) => uniquePolicyOf(klass) !== undefined))
+      config.middleware.prepend(UniqueServerMiddleware, redis);
+    // Ahead of deduplication and unique jobs: a parked job has not started, so it keeps its locks. Only when a class
+    // declares a limit, for the same reason.
+    this.limiter = new ConcurrencyLimiter(
+      redis,
+      {
+        slotTtl: options.heartbeatTtl,
+        refreshInterval: options.heartbeatInterval,
+        maxParked: options.concurrencyLimitMaxParked,
+      },
+      this.ctx.logger,
+    );
+    if (classes.some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null))
+      config.middleware.prepend(ConcurrencyLimitServerMiddleware, this.limiter, this.ctx);
+    instrumentServer(config.middleware); // a consumer span per job, when an OpenTelemetry SDK is registered
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);
     this.heartbeat = new Heartbeat(this.ctx, {
@@ -105,9 +138,13 @@ export class Launcher {
     await this.fire("startup");
     this.started = true;
     // The process record exists before the first fetch, so no sweeper can take this live process for dead.
+    // With Redis down this waits for it; a stop meanwhile ends the start (the checks below).
     await this.heartbeat.start();
+    if (this.stopping) return;
     if (this.ctx.options.fetch === "reliable") await this.startReliable();
+    if (this.stopping) return;
     for (const manager of this.managers) manager.start();
+    this.limiter.start();
     this.poller.start();
     this.cron = startCron(this.ctx);
     const { options } = this.ctx;
@@ -122,19 +159,21 @@ export class Launcher {
     );
   }
 
-  /** Idempotent. */
-  async quiet(): Promise<void> {
+  /** Idempotent. Each Redis step is bounded (QUIET_WRITE_MS), so quiet never waits on an unreachable Redis. */
+  async quiet(budget = new StopBudget(0)): Promise<void> {
     if (this.quieted) return;
     this.quieted = true;
     this.ctx.logger.info("quieting: no new jobs will be fetched");
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const manager of this.managers) manager.quiet();
-    await this.poller.stop();
+    const by = performance.now() + QUIET_WRITE_MS;
     // A quiet process steps down as cron leader so a working one takes over.
-    await this.cron?.stop();
+    const stepped = await budget.within(this.ctx.redis, () => Promise.all([this.poller.stop(), this.cron?.stop()]), by);
+    if (!stepped && this.cron?.isLeader())
+      this.ctx.logger.warn("could not step down as cron leader (Redis unreachable); the lock expires by itself");
     await this.fire("quiet");
     // Publish quiet="true" now rather than at the next beat.
-    if (this.started) await this.heartbeat.beat();
+    if (this.started) await budget.within(this.ctx.redis, () => this.heartbeat.beat(), by);
   }
 
   /** Idempotent. Resolves when the process has left Redis cleanly. */
@@ -159,8 +198,14 @@ export class Launcher {
     this.sweepTimer.unref();
   }
 
-  /** A second INT: requeue running jobs now instead of waiting for the timeout. */
+  /** The cron leader is known to be gone (its record released): stand for election at once. */
+  electNow(): void {
+    if (!this.quieted) this.cron?.electNow();
+  }
+
+  /** A second INT/TERM: requeue running jobs now and end every wait of the stop. */
   async stopNow(): Promise<void> {
+    this.budget.hurry();
     for (const manager of this.managers) manager.hurry();
     await this.stop();
   }
@@ -178,25 +223,41 @@ export class Launcher {
     this.ctx.logger.info({ busy: jobs.length, concurrency: this.concurrency, jobs }, "busy jobs (TTIN)");
   }
 
+  /** See StopBudget for the time each step gets. */
   private async shutdown(): Promise<void> {
-    const { options, logger } = this.ctx;
-    const deadline = performance.now() + options.timeout * 1000;
+    const { options, logger, redis } = this.ctx;
+    const budget = (this.budget = new StopBudget(options.timeout));
     logger.info({ timeout_s: options.timeout }, "shutting down");
-    await this.quiet();
-    await Promise.all(this.managers.map((m) => m.stop(deadline)));
-    if (this.ctx.options.fetch === "reliable" && this.started) {
+    await this.quiet(budget);
+    await Promise.all(this.managers.map((m) => m.stop(budget)));
+    if (options.fetch === "reliable" && this.started) {
       // Anything still in this process's private lists (an ack that failed) goes back to its queue.
-      await recoverIdentity(this.ctx.redis, this.identity, this.ctx.options, logger).catch((error: unknown) =>
-        logger.error({ err: error }, "could not requeue this process's leftover in-progress jobs; another process will recover them"),
+      const recovered = await budget.within(redis, () =>
+        recoverIdentity(redis, this.identity, options, logger).catch((error: unknown) =>
+          logger.error({ err: error }, "could not requeue this process's leftover in-progress jobs"),
+        ),
       );
+      if (!recovered)
+        logger.warn(
+          "Redis unreachable: unfinished jobs stay in this process's private lists; the next reliable process recovers them",
+        );
     }
+    await this.limiter.stop();
     await this.fire("shutdown");
-    try {
-      await this.heartbeat.stop();
-    } catch (error) {
-      logger.error({ err: error }, "could not remove this process from Redis; its record expires in 60 s");
-    }
-    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+    const unflushed = this.ctx.state.unflushedCounts();
+    const left = await budget.within(redis, () =>
+      this.heartbeat.stop().catch((error: unknown) => logger.error({ err: error }, "could not leave Redis cleanly")),
+    );
+    if (!left)
+      logger.warn(
+        { unflushed_processed: unflushed.processed, unflushed_failed: unflushed.failed },
+        "Redis unreachable: these stat counts were not written; the process record expires in 60 s",
+      );
+    await Promise.all(
+      this.connections.map(async (c) => {
+        if (!(await budget.within(c, () => c.quit()))) c.disconnect();
+      }),
+    );
     logger.info("bye");
   }
 
@@ -242,7 +303,10 @@ export class Launcher {
     const { options, hostname, identity } = this.ctx;
     const weights = options.capsules.map((c) => Object.fromEntries(c.queues.map((q) => [q.name, q.weight])));
     const capsules = Object.fromEntries(
-      options.capsules.map((c, i) => [c.name, { concurrency: c.concurrency, mode: queueMode(c.queues), weights: weights[i] }]),
+      options.capsules.map((c, i) => [
+        c.name,
+        { concurrency: c.concurrency, mode: queueMode(c.queues), weights: weights[i] },
+      ]),
     );
     return {
       hostname,

@@ -14,9 +14,12 @@
 import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP, QUEUES, queueKey } from "../keys.js";
 import { parsePayload } from "../payload.js";
 import { formatSeconds, nowSeconds } from "../timestamps.js";
+import { EnqueueError } from "../errors.js";
+import { ProblemLog } from "../redis/errors.js";
 import { sleep } from "../util/sleep.js";
 import type { ServerContext } from "./context.js";
 import { sendToMorgue } from "./morgue.js";
+import { LOCK_MIDDLEWARE } from "../client/Client.js";
 
 /** Due jobs moved per Lua call: big enough for 100,000 in a second or two, small enough not to stall Redis. */
 const BATCH = 1000;
@@ -28,7 +31,11 @@ export class Poller {
   private readonly stopController = new AbortController();
   private loop: Promise<void> | undefined;
 
-  constructor(private readonly ctx: ServerContext) {}
+  private readonly problems: ProblemLog;
+
+  constructor(private readonly ctx: ServerContext) {
+    this.problems = new ProblemLog("scheduled poll", ctx.logger);
+  }
 
   start(): void {
     this.loop ??= this.run();
@@ -45,7 +52,12 @@ export class Poller {
     let moved = 0;
     for (const set of POLLED_SETS) {
       // With client middleware configured, every job must pass through it, as Sidekiq re-pushes them.
-      moved += this.ctx.client.middleware.size > 0 ? await this.enqueueOneByOne(set) : await this.enqueueInBatches(set);
+      // The lock middleware (deduplication, unique jobs), installed in every client, only concerns jobs
+      // naming a lock (`idempotency_key`, `tsq_unique_key`), which enqueue-due-2.lua hands back for the
+      // client path.
+      const builtIn: readonly unknown[] = LOCK_MIDDLEWARE;
+      const custom = this.ctx.client.middleware.list().some((m) => !builtIn.includes(m));
+      moved += custom ? await this.enqueueOneByOne(set) : await this.enqueueInBatches(set);
     }
     return moved;
   }
@@ -55,7 +67,14 @@ export class Poller {
     let moved = 0;
     while (!this.stopController.signal.aborted) {
       const enqueuedAt = this.ctx.timestampFormat === "milliseconds" ? String(Date.now()) : formatSeconds(nowSeconds());
-      const [count, ...returned] = await this.ctx.redis.enqueueDue(set, QUEUES, formatSeconds(nowSeconds()), BATCH, enqueuedAt, queueKey(""));
+      const [count, ...returned] = await this.ctx.redis.enqueueDue(
+        set,
+        QUEUES,
+        formatSeconds(nowSeconds()),
+        BATCH,
+        enqueuedAt,
+        queueKey(""),
+      );
       for (const json of returned) await this.push(json, set);
       moved += count + returned.length;
       if (count + returned.length < BATCH) break;
@@ -119,11 +138,19 @@ export class Poller {
     return count < 10 ? interval * Math.random() + interval / 2 : interval * Math.random() * 2;
   }
 
-  /** Re-pushes a due job; one that cannot be pushed goes to the dead set rather than vanish. */
+  /**
+   * Re-pushes a due job. One that Redis refused (out of memory, ...) goes back to its set for the next
+   * poll; one that can never be pushed (a middleware or the client rejects it) goes to the dead set
+   * rather than vanish.
+   */
   private async push(json: string, set: string): Promise<void> {
     try {
       await this.ctx.client.push(parsePayload(json));
     } catch (error) {
+      if (error instanceof EnqueueError) {
+        await this.ctx.redis.zadd(set, formatSeconds(nowSeconds()), json);
+        throw error;
+      }
       this.ctx.logger.error(
         { err: error, set, job: json.slice(0, 1000) },
         "a due job could not be enqueued; it was moved to the dead set",
@@ -135,8 +162,10 @@ export class Poller {
   private async guard(fn: () => Promise<unknown>): Promise<void> {
     try {
       await fn();
+      this.problems.succeeded();
     } catch (error) {
-      if (!this.stopController.signal.aborted) this.ctx.logger.error({ err: error }, "scheduled poll failed");
+      if (!this.stopController.signal.aborted)
+        this.problems.failed(error, "due scheduled jobs and retries wait in their sets; retrying at the next poll");
     }
   }
 }

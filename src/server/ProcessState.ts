@@ -90,6 +90,11 @@ export class ProcessState {
     if (failed) this.failed++;
   }
 
+  /** The counts not yet written to Redis, left in place. */
+  unflushedCounts(): { processed: number; failed: number } {
+    return { processed: this.processed, failed: this.failed };
+  }
+
   /** Takes the unflushed counts; call `restoreCounts` if writing them to Redis failed. */
   takeCounts(): { processed: number; failed: number } {
     const counts = { processed: this.processed, failed: this.failed };

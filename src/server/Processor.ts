@@ -9,12 +9,19 @@
 import { performance } from "node:perf_hooks";
 import { UnknownJobError } from "../errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../payload.js";
+import { jobLogContext } from "../tracing/correlation.js";
 import { withJobContext } from "../logger.js";
+import { wrappedActiveJob } from "../activejob/wrapper.js";
 import type { Chain } from "../middleware/Chain.js";
 import type { ServerContext, ServerMiddlewareArgs, JobOutcome } from "./context.js";
 import { JobRetry, errorClassName, toError } from "./JobRetry.js";
+import { FailureFallback } from "./FailureFallback.js";
 import { sendToMorgue } from "./morgue.js";
 import type { UnitOfWork } from "./unitOfWork.js";
+import type { RunnableClass } from "./Registry.js";
+import { interceptJob } from "../killSwitch/intercept.js";
+import { dropIfExpired } from "../expiry/expire.js";
+import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../payloadSize/expand.js";
 
 /** One concurrent job slot of a capsule; `tid` names it in the work hash. */
 export interface Slot {
@@ -26,12 +33,14 @@ export interface Slot {
 
 export class Processor {
   private readonly retry: JobRetry;
+  private readonly fallback: FailureFallback;
 
   constructor(
     private readonly ctx: ServerContext,
     private readonly middleware: Chain<ServerMiddlewareArgs>,
   ) {
     this.retry = new JobRetry(ctx);
+    this.fallback = new FailureFallback(ctx);
   }
 
   async process(unit: UnitOfWork, slot: Slot): Promise<void> {
@@ -51,9 +60,7 @@ export class Processor {
       startedMs: performance.now(),
     });
     try {
-      await withJobContext({ jid: job.jid, class: displayClass(job), queue: unit.queue }, () =>
-        this.execute(job, unit, slot),
-      );
+      await withJobContext(jobLogContext(job, unit.queue), () => this.execute(job, unit, slot));
     } finally {
       this.ctx.state.end(slot.tid);
     }
@@ -61,38 +68,67 @@ export class Processor {
 
   private async execute(job: JobPayload, unit: UnitOfWork, slot: Slot): Promise<void> {
     const { logger, events } = this.ctx;
+    // A kill switch (`tsqctl defer|drop <Class>`) takes the job before it starts. No await when none
+    // applies and the cached switches are fresh (a plain `false`): the common case costs ~40 ns.
+    const switched = interceptJob(this.ctx, job, unit);
+    if (switched !== false && (await switched)) return;
+    const expired = dropIfExpired(this.ctx, job, unit); // `expiresIn` passed: never starts, never retried
+    if (expired !== false && (await expired)) return;
     const started = performance.now();
     logger.info("start");
     events.emit("start", job, unit.queue);
-    const klass = this.ctx.registry.get(job.class);
+    let klass: RunnableClass | undefined;
+    let packed: PackedArgs | undefined;
     let outcome: JobOutcome;
     try {
-      if (!klass) throw this.unknownClass(job.class);
+      // Args compressed as GitLab does are inflated first; a failure stores them compressed again.
+      if (isCompressed(job)) packed = await unpackArgs(job, this.ctx.options.maxInflatedBytes);
+      // A Rails ActiveJob runs the registered class its wrapper names (unless a class is registered under
+      // the wrapper's own name); its failure retries the wrapper.
+      klass = this.ctx.registry.get(job.class);
+      const activeJob = klass ? undefined : wrappedActiveJob(job);
+      const className = activeJob?.className ?? job.class;
+      if (activeJob) klass = this.ctx.registry.get(className);
+      if (!klass) throw this.unknownClass(className);
       const instance = new klass();
       Object.assign(instance, { jid: job.jid, payload: job, signal: slot.controller.signal });
+      // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
+      if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
       await this.middleware.invoke([instance, job, unit.queue], async () => {
-        await instance.perform(...job.args);
+        await instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args));
       });
       if (slot.abandoned) return;
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };
     } catch (thrown) {
       if (slot.abandoned) return;
+      if (packed) repackArgs(job, packed);
       const error = toError(thrown);
       const disposition = await this.settleFailure(job, error, klass, unit);
       if (disposition === undefined) return;
       outcome = { status: "fail", durationSeconds: (performance.now() - started) / 1000, disposition };
       logger.warn(
-        { elapsed_ms: round(outcome.durationSeconds * 1000), status: "fail", disposition, error_class: errorClassName(error), error_message: error.message },
+        {
+          elapsed_ms: round(outcome.durationSeconds * 1000),
+          status: "fail",
+          disposition,
+          error_class: errorClassName(error),
+          error_message: error.message,
+        },
         "fail",
       );
     }
     this.ctx.state.countProcessed(outcome.status === "fail");
     await unit.acknowledge();
-    if (outcome.status === "done") logger.info({ elapsed_ms: round(outcome.durationSeconds * 1000), status: "done" }, "done");
+    if (outcome.status === "done")
+      logger.info({ elapsed_ms: round(outcome.durationSeconds * 1000), status: "done" }, "done");
     events.emit("end", job, unit.queue, outcome);
   }
 
-  /** Hands the failure to JobRetry; if even that fails (Redis refused the write), requeues the job. */
+  /**
+   * Hands the failure to JobRetry; if even that fails (the payload cannot be serialized, Redis refused
+   * the write), FailureFallback requeues it at the end of its queue, then buries it. Undefined: the job
+   * went back to a queue (nothing to acknowledge).
+   */
   private async settleFailure(
     job: JobPayload,
     error: Error,
@@ -102,11 +138,7 @@ export class Processor {
     try {
       return await this.retry.handle(job, error, klass);
     } catch (retryError) {
-      this.ctx.logger.error({ err: retryError }, "could not record the failure; requeueing the job");
-      await unit.requeue().catch((requeueError: unknown) =>
-        this.ctx.logger.error({ err: requeueError, job: unit.job }, "requeue failed; the job is in this log line"),
-      );
-      return undefined;
+      return (await this.fallback.settle(unit, job, error, retryError)) === "dead" ? "dead" : undefined;
     }
   }
 
@@ -116,7 +148,7 @@ export class Processor {
       { queue: unit.queue, error_message: error.message, job: unit.job.slice(0, 1000) },
       "malformed job moved to the dead set",
     );
-    await sendToMorgue(this.ctx.redis, unit.job, this.ctx.options);
+    await sendToMorgue(this.ctx.redis, unit.raw, this.ctx.options);
     this.ctx.state.countProcessed(true);
     await unit.acknowledge();
   }

@@ -6,6 +6,8 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../errors.js";
 import type { JobOptions } from "../client/options.js";
+import { rememberJobClass } from "../client/jobClasses.js";
+import { workerAttributes, type WorkerAttributes } from "../attributes/attributes.js";
 
 /** Anything with a `perform` method on its prototype; extending `Job` is not required. */
 export interface RunnableClass {
@@ -35,7 +37,11 @@ export class Registry {
     if (existing && existing !== klass) {
       throw new ConfigError(`two different job classes are named ${name}; give one a distinct static jobName`);
     }
+    // Checked here, at startup: a bad attribute (memory-bound + high urgency, a typo) names the class now,
+    // not at its first push.
+    workerAttributes(klass, name);
     this.classes.set(name, klass);
+    rememberJobClass(name, klass); // so pushes by name from this process (the poller) see its attributes
     return name;
   }
 
@@ -61,6 +67,17 @@ export class Registry {
 
   get(name: string): RunnableClass | undefined {
     return this.classes.get(name);
+  }
+
+  /** Every registered class. */
+  all(): RunnableClass[] {
+    return [...new Set(this.classes.values())];
+  }
+
+  /** The checked worker attributes of a registered class. */
+  attributes(name: string): WorkerAttributes | undefined {
+    const klass = this.classes.get(name);
+    return klass ? workerAttributes(klass, name) : undefined;
   }
 
   names(): string[] {

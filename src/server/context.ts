@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { EventEmitter } from "node:events";
+import type { EventEmitter } from "node:events";
 import type { Chain } from "../middleware/Chain.js";
 import type { Client } from "../client/Client.js";
 import type { WorkerOptions } from "../config/options.js";
@@ -25,6 +25,14 @@ export type DeathHandler = (job: JobPayload, error: Error) => unknown;
 export interface JobEvents {
   start: [job: JobPayload, queue: string];
   end: [job: JobPayload, queue: string, outcome: JobOutcome];
+  /** A job's failure could not be recorded (see FailureFallback). */
+  unrecorded: [job: JobPayload, queue: string];
+  /** A kill switch deferred or dropped a job instead of running it (killSwitch/intercept.ts). */
+  switched: [job: JobPayload, queue: string, action: "deferred" | "dropped"];
+  /** A concurrency limit parked a job, or refused to because its parked list was full (src/limits). */
+  limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
+  /** The job's `expires_in` had passed: dropped before it started (expiry/expire.ts). */
+  expired: [job: JobPayload, queue: string];
 }
 
 export interface JobOutcome {

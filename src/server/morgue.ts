@@ -15,7 +15,11 @@ export interface MorgueLimits {
 }
 
 /** Queues the add and both trims on `multi`, so callers can make them part of a larger transaction. */
-export function addToMorgue(multi: ChainableCommander, json: string, limits: MorgueLimits): ChainableCommander {
+export function addToMorgue(
+  multi: ChainableCommander,
+  json: string | Buffer,
+  limits: MorgueLimits,
+): ChainableCommander {
   const now = nowSeconds();
   return (
     multi
@@ -26,7 +30,7 @@ export function addToMorgue(multi: ChainableCommander, json: string, limits: Mor
   );
 }
 
-export async function sendToMorgue(redis: TsqRedis, json: string, limits: MorgueLimits): Promise<void> {
+export async function sendToMorgue(redis: TsqRedis, json: string | Buffer, limits: MorgueLimits): Promise<void> {
   const results = await addToMorgue(redis.multi(), json, limits).exec();
   for (const [error] of results ?? []) if (error) throw error;
 }

@@ -25,6 +25,7 @@ import { dumpPayload, parsePayload } from "../payload.js";
 import type { TsqRedis } from "../redis/connection.js";
 import { formatSeconds, nowSeconds } from "../timestamps.js";
 import { addToMorgue, type MorgueLimits } from "./morgue.js";
+import { releaseLocksOf } from "../locks/release.js";
 
 export interface RecoveryLimits extends MorgueLimits {
   poisonPillRecoveries: number;
@@ -54,9 +55,9 @@ async function privateLists(redis: TsqRedis, identity: string): Promise<string[]
 }
 
 /** The job as it goes to the dead set: marked PoisonPillError, other fields as they were. */
-function poisonPill(raw: string, limits: RecoveryLimits): string {
+function poisonPill(raw: Buffer, limits: RecoveryLimits): string | Buffer {
   try {
-    const job = parsePayload(raw);
+    const job = parsePayload(raw.toString());
     job.error_class = "PoisonPillError";
     job.error_message =
       `the process running this job died ${limits.poisonPillRecoveries + 1} times within ${limits.poisonPillWindow} s ` +
@@ -69,11 +70,16 @@ function poisonPill(raw: string, limits: RecoveryLimits): string {
 }
 
 /** Recovers every private list of `identity`; unregisters it once nothing is left. */
-export async function recoverIdentity(redis: TsqRedis, identity: string, limits: RecoveryLimits, logger: Logger): Promise<Recovered> {
+export async function recoverIdentity(
+  redis: TsqRedis,
+  identity: string,
+  limits: RecoveryLimits,
+  logger: Logger,
+): Promise<Recovered> {
   const result: Recovered = { requeued: 0, poisoned: [] };
   for (const key of await privateLists(redis, identity)) {
     const queue = queueOfPrivateKey(identity, key);
-    const [moved, ...poison] = await redis.recover(
+    const [moved, ...poison] = await redis.recoverBuffer(
       key,
       queueKey(queue),
       SCHEDULE,
@@ -86,9 +92,11 @@ export async function recoverIdentity(redis: TsqRedis, identity: string, limits:
     );
     result.requeued += moved;
     for (const raw of poison) {
+      // Removed by its exact bytes (it need not be UTF-8); the dead set gets the annotated job.
       const multi = addToMorgue(redis.multi().lrem(key, 1, raw), poisonPill(raw, limits), limits);
       await multi.exec();
-      result.poisoned.push(raw);
+      await releaseLocksOf(redis, [raw]); // a poison pill will not run again: its lock goes
+      result.poisoned.push(raw.toString());
     }
   }
   if ((await privateLists(redis, identity)).length === 0) await redis.srem(SUPER_PROCESSES, identity);
@@ -105,7 +113,12 @@ export async function recoverIdentity(redis: TsqRedis, identity: string, limits:
  * Recovers identities in `super_processes` whose heartbeat hash has expired (their process is gone),
  * except `self`. A lock per identity makes sure only one process recovers it.
  */
-export async function sweepOrphans(redis: TsqRedis, self: string, limits: RecoveryLimits, logger: Logger): Promise<number> {
+export async function sweepOrphans(
+  redis: TsqRedis,
+  self: string,
+  limits: RecoveryLimits,
+  logger: Logger,
+): Promise<number> {
   let recovered = 0;
   for (const identity of await redis.smembers(SUPER_PROCESSES)) {
     if (identity === self || (await redis.exists(processKey(identity))) === 1) continue;

@@ -4,12 +4,24 @@
  */
 export interface UnitOfWork {
   readonly queue: string;
-  /** The job exactly as stored (JSON text). */
+  /** The job as text (its bytes decoded as UTF-8), for parsing and display. */
   readonly job: string;
+  /**
+   * The job's exact bytes as stored. A Ruby client can push bytes that are not UTF-8 (an ASCII-8BIT
+   * string); decoding replaces them, so everything that removes or re-pushes a job by value uses these.
+   */
+  readonly raw: Buffer;
   /** The job is finished (done, retried or dead): forget it. */
   acknowledge(): Promise<void>;
-  /** Put the job back at the front of its queue so it runs next. */
-  requeue(): Promise<void>;
+  /**
+   * Put the job back at the front of its queue so it runs next, or with `atBack` at the end of it, so
+   * the jobs already waiting run first.
+   */
+  requeue(options?: RequeueOptions): Promise<void>;
+}
+
+export interface RequeueOptions {
+  atBack?: boolean;
 }
 
 /** A fetch strategy for one capsule. */
@@ -22,6 +34,10 @@ export interface Fetcher {
   retrieveWork(max: number): Promise<UnitOfWork[]>;
   /** Returns unfinished jobs to their queues (hard shutdown). */
   bulkRequeue(units: UnitOfWork[]): Promise<void>;
-  /** Closes the fetcher's dedicated connection. */
+  /** Resolves when every acknowledgement sent so far has been answered (reliable fetch sends them in the background). */
+  drain(): Promise<void>;
+  /** False while the fetcher's blocking connection is down (a pending fetch waits for a reconnect). */
+  readonly connected: boolean;
+  /** Closes the fetcher's dedicated connection; a pending fetch fails. */
   close(): void;
 }

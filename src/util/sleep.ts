@@ -23,3 +23,24 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
 }
+
+/**
+ * Resolves true when `work` settles within `ms` (or before `signal` aborts), false otherwise. The work
+ * goes on in the background and its failure is ignored: the caller has already given up on it.
+ */
+export async function settlesWithin(work: Promise<unknown>, ms: number, signal?: AbortSignal): Promise<boolean> {
+  let settled = false;
+  const watched = work.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  if (ms <= 0 || signal?.aborted) {
+    await Promise.resolve();
+    return settled;
+  }
+  const stop = new AbortController();
+  const abandon = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+  await Promise.race([watched, sleep(ms, abandon)]);
+  stop.abort();
+  return settled;
+}

@@ -60,7 +60,10 @@ test("iteration is newest first over several 50-entry pages, with exact scores a
   assert.equal(first.retriedAt, 1795264790.25);
   assert.equal(first.isError, true);
   assert.equal(first.value, retryJson(jid(119)), "the stored text is kept verbatim");
-  assert.deepEqual((await set.first(3)).map((e) => e.jid), [jid(119), jid(118), jid(117)]);
+  assert.deepEqual(
+    (await set.first(3)).map((e) => e.jid),
+    [jid(119), jid(118), jid(117)],
+  );
 });
 
 test("deleting every entry while iterating visits each exactly once", async () => {
@@ -74,11 +77,24 @@ test("deleting every entry while iterating visits each exactly once", async () =
   assert.equal(seen.length, 130);
   assert.equal(new Set(seen).size, 130);
   const left = (await collect(set)).map((e) => Number(e.jid!.slice(3)));
-  assert.deepEqual(left, Array.from({ length: 44 }, (_, i) => 129 - (129 % 3) - 3 * i));
+  assert.deepEqual(
+    left,
+    Array.from({ length: 44 }, (_, i) => 129 - (129 % 3) - 3 * i),
+  );
 });
 
 test("fetch(score, jid) picks one of several entries sharing a score; deleteByJid removes only it", async () => {
-  await redis.redis.zadd(RETRY, "1800000000.25", retryJson("a"), "1800000000.25", retryJson("b"), "1800000000.25", retryJson("c"), "1800000001", retryJson("d"));
+  await redis.redis.zadd(
+    RETRY,
+    "1800000000.25",
+    retryJson("a"),
+    "1800000000.25",
+    retryJson("b"),
+    "1800000000.25",
+    retryJson("c"),
+    "1800000001",
+    retryJson("d"),
+  );
   const set = new RetrySet(redis.redis);
   assert.deepEqual((await set.fetch(1800000000.25)).map((e) => e.jid).sort(), ["a", "b", "c"]);
   const [b] = await set.fetch(1800000000.25, "b");
@@ -89,10 +105,25 @@ test("fetch(score, jid) picks one of several entries sharing a score; deleteByJi
 });
 
 test("scan matches a literal substring (glob characters escaped) and findJob matches the jid exactly", async () => {
-  await redis.redis.zadd(SCHEDULE, "1800000000", retryJson("x1", ',"note":"a[b]?c"'), "1800000001", retryJson("x2", ',"note":"abc"'), "1800000002", retryJson("x10"));
+  await redis.redis.zadd(
+    SCHEDULE,
+    "1800000000",
+    retryJson("x1", ',"note":"a[b]?c"'),
+    "1800000001",
+    retryJson("x2", ',"note":"abc"'),
+    "1800000002",
+    retryJson("x10"),
+  );
   const set = new ScheduledSet(redis.redis);
-  assert.deepEqual((await collect(set.scan("a[b]?c"))).map((e) => e.jid), ["x1"]);
-  assert.deepEqual((await collect(set.scan('*"note":"a*c"*'))).map((e) => e.jid).sort(), ["x1", "x2"], "a pattern with * is used as given");
+  assert.deepEqual(
+    (await collect(set.scan("a[b]?c"))).map((e) => e.jid),
+    ["x1"],
+  );
+  assert.deepEqual(
+    (await collect(set.scan('*"note":"a*c"*'))).map((e) => e.jid).sort(),
+    ["x1", "x2"],
+    "a pattern with * is used as given",
+  );
   assert.equal((await set.findJob("x1"))?.jid, "x1", "x10 contains x1 but is not it");
   assert.equal((await set.findJob("x10"))?.score, 1800000002);
   assert.equal(await set.findJob("nope"), null);
@@ -120,14 +151,21 @@ test("retry pushes to the queue with retry_count - 1 and a new enqueued_at, keep
 
 test("two admins retrying the same entry at once enqueue it once", async () => {
   await redis.redis.zadd(RETRY, "1800000000.5", retryJson("race"));
-  const [a, b] = await Promise.all([new RetrySet(redis.redis).findJob("race"), new RetrySet(redis.redis).findJob("race")]);
+  const [a, b] = await Promise.all([
+    new RetrySet(redis.redis).findJob("race"),
+    new RetrySet(redis.redis).findJob("race"),
+  ]);
   const results = await Promise.all([a!.retry(), b!.retry()]);
   assert.deepEqual(results.sort(), [false, true]);
   assert.equal(await redis.redis.llen(queueKey("default")), 1);
 });
 
 test("addToQueue keeps retry_count; a scheduled job goes to its own queue", async () => {
-  await redis.redis.zadd(SCHEDULE, "1800000000", '{"class":"Later","args":[],"jid":"s1","queue":"low","retry":3,"created_at":1795264707.5}');
+  await redis.redis.zadd(
+    SCHEDULE,
+    "1800000000",
+    '{"class":"Later","args":[],"jid":"s1","queue":"low","retry":3,"created_at":1795264707.5}',
+  );
   const entry = (await new ScheduledSet(redis.redis).first(1))[0]!;
   assert.equal(entry.retryCount, undefined);
   assert.equal(await entry.addToQueue(), true);
@@ -142,7 +180,10 @@ test("kill moves the entry to dead, runs only the death handlers given, and trim
   const set = new RetrySet(redis.redis, { deadMaxJobs: 3 });
   const entries = await set.first(5);
   assert.equal(await entries[0]!.kill(), true);
-  assert.equal(await entries[1]!.kill({ deathHandlers: [(job, error) => void calls.push([job.jid, error.message])] }), true);
+  assert.equal(
+    await entries[1]!.kill({ deathHandlers: [(job, error) => void calls.push([job.jid, error.message])] }),
+    true,
+  );
   assert.deepEqual(calls, [[jid(3), "Job killed by API"]]);
   const now = Date.now() / 1000;
   const [value, score] = await redis.redis.zrange(DEAD, -1, -1, "WITHSCORES");
@@ -150,7 +191,10 @@ test("kill moves the entry to dead, runs only the death handlers given, and trim
   assert.ok(Math.abs(Number(score) - now) < 5, `died at ${score}, now ${now}`);
   for (const entry of entries.slice(2)) await entry.kill();
   // ZREMRANGEBYRANK dead 0 -3 keeps the newest deadMaxJobs - 1 = 2.
-  assert.deepEqual((await redis.redis.zrange(DEAD, 0, -1)).map((v) => JSON.parse(v).jid), [jid(1), jid(0)]);
+  assert.deepEqual(
+    (await redis.redis.zrange(DEAD, 0, -1)).map((v) => JSON.parse(v).jid),
+    [jid(1), jid(0)],
+  );
   assert.equal(await redis.redis.zcard(RETRY), 0);
 });
 
@@ -172,7 +216,10 @@ test("retryAll and killAll empty the set (ZPOPMIN); entries that are not jobs st
   assert.equal(await set.retryAll(), 4);
   assert.deepEqual(await redis.redis.zrange(RETRY, 0, -1, "WITHSCORES"), ["{not json", "1700000000"]);
   const queued = (await redis.redis.lrange(queueKey("default"), 0, -1)).map((v) => JSON.parse(v) as JobPayload);
-  assert.deepEqual(queued.map((j) => [j.jid, j.retry_count]), [3, 2, 1, 0].map((i) => [jid(i), 1]));
+  assert.deepEqual(
+    queued.map((j) => [j.jid, j.retry_count]),
+    [3, 2, 1, 0].map((i) => [jid(i), 1]),
+  );
 
   await fill(RETRY, 2);
   assert.equal(await set.killAll(), 3, "killAll takes the poison pill too");

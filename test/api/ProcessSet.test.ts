@@ -45,29 +45,39 @@ test("list merges info with the heartbeat fields; the top-level concurrency wins
   await seed();
   const set = new ProcessSet(redis.redis);
   const list = await set.list({ cleanup: false });
-  assert.deepEqual(list.map((p) => p.identity), [TSQ_ID, RUBY_ID], "sorted by identity; an expired hash is not listed");
+  assert.deepEqual(
+    list.map((p) => p.identity),
+    [TSQ_ID, RUBY_ID],
+    "sorted by identity; an expired hash is not listed",
+  );
   const [tsq, ruby] = list as [NonNullable<(typeof list)[0]>, NonNullable<(typeof list)[0]>];
-  assert.deepEqual({ ...ruby, info: undefined }, {
-    identity: RUBY_ID,
-    hostname: "vm",
-    pid: 11400,
-    tag: "mytag",
-    labels: [],
-    queues: ["default", "low", "bulk"],
-    version: null,
-    embedded: false,
-    startedAt: 1795264710.2193005,
-    concurrency: 3,
-    busy: 2,
-    beat: 1795264715.2239783,
-    quiet: false,
-    rssKb: 30292,
-    rttUs: 98,
-    leader: false,
-    info: undefined,
-  });
+  assert.deepEqual(
+    { ...ruby, info: undefined },
+    {
+      identity: RUBY_ID,
+      hostname: "vm",
+      pid: 11400,
+      tag: "mytag",
+      labels: [],
+      queues: ["default", "low", "bulk"],
+      version: null,
+      embedded: false,
+      startedAt: 1795264710.2193005,
+      concurrency: 3,
+      busy: 2,
+      beat: 1795264715.2239783,
+      quiet: false,
+      rssKb: 30292,
+      rttUs: 98,
+      leader: false,
+      info: undefined,
+    },
+  );
   assert.equal(ruby.info.tag, "mytag");
-  assert.deepEqual([tsq.concurrency, tsq.quiet, tsq.labels, tsq.version, tsq.rssKb], [10, true, ["blue"], "tsq 0.1.0", 51200]);
+  assert.deepEqual(
+    [tsq.concurrency, tsq.quiet, tsq.labels, tsq.version, tsq.rssKb],
+    [10, true, ["blue"], "tsq 0.1.0", 51200],
+  );
   assert.equal(await set.totalConcurrency(), 13);
   assert.equal(await set.totalRssKb(), 81492);
   assert.equal(await set.size(), 3, "SCARD still counts the expired identity");
@@ -88,7 +98,11 @@ test("cleanup removes expired identities under the process_cleanup lock (once a 
   assert.equal(await redis.redis.sismember(PROCESSES, "gone:2:eeeeeeeeeeee"), 1);
   await redis.redis.del(PROCESS_CLEANUP);
   await set.list();
-  assert.equal(await redis.redis.sismember(PROCESSES, "gone:2:eeeeeeeeeeee"), 0, "list cleans up first, as ProcessSet.new");
+  assert.equal(
+    await redis.redis.sismember(PROCESSES, "gone:2:eeeeeeeeeeee"),
+    0,
+    "list cleans up first, as ProcessSet.new",
+  );
 });
 
 test("leader reads dear-leader and marks that process", async () => {
@@ -97,10 +111,13 @@ test("leader reads dear-leader and marks that process", async () => {
   assert.equal(await set.leader(), null);
   await redis.redis.set(LEADER, RUBY_ID);
   assert.equal(await set.leader(), RUBY_ID);
-  assert.deepEqual((await set.list({ cleanup: false })).map((p) => [p.identity, p.leader]), [
-    [TSQ_ID, false],
-    [RUBY_ID, true],
-  ]);
+  assert.deepEqual(
+    (await set.list({ cleanup: false })).map((p) => [p.identity, p.leader]),
+    [
+      [TSQ_ID, false],
+      [RUBY_ID, true],
+    ],
+  );
 });
 
 test("quiet, stop and dumpThreads push TSTP, TERM, TTIN onto <identity>-signals with a 60 s TTL", async () => {
@@ -117,13 +134,33 @@ test("quiet, stop and dumpThreads push TSTP, TERM, TTIN onto <identity>-signals 
 test("WorkSet reads <id>:work, falls back to 6.4.1's <id>:workers, sorts by run_at, and sums busy", async () => {
   await seed();
   const job = (jid: string) => JSON.stringify({ retry: true, queue: "default", args: [15], class: "SlowJob", jid });
-  await redis.redis.hset(workKey(TSQ_ID), "t1", JSON.stringify({ queue: "critical", payload: job("b"), run_at: 1795264712 }));
+  await redis.redis.hset(
+    workKey(TSQ_ID),
+    "t1",
+    JSON.stringify({ queue: "critical", payload: job("b"), run_at: 1795264712 }),
+  );
   // 6.4.1 names the hash `:workers`; its reader also accepts a payload that is an object.
-  await redis.redis.hset(legacyWorkKey(RUBY_ID), "8a4", JSON.stringify({ queue: "default", payload: job("a"), run_at: 1795264710 }));
-  await redis.redis.hset(legacyWorkKey(RUBY_ID), "89k", JSON.stringify({ queue: "low", payload: JSON.parse(job("c")) as object, run_at: 1795264713 }));
+  await redis.redis.hset(
+    legacyWorkKey(RUBY_ID),
+    "8a4",
+    JSON.stringify({ queue: "default", payload: job("a"), run_at: 1795264710 }),
+  );
+  await redis.redis.hset(
+    legacyWorkKey(RUBY_ID),
+    "89k",
+    JSON.stringify({ queue: "low", payload: JSON.parse(job("c")) as object, run_at: 1795264713 }),
+  );
   // A stale `:workers` copy next to `:work` is ignored, and a dead process's work is not listed.
-  await redis.redis.hset(legacyWorkKey(TSQ_ID), "old", JSON.stringify({ queue: "x", payload: job("stale"), run_at: 1 }));
-  await redis.redis.hset(workKey("gone:1:ffffffffffff"), "t9", JSON.stringify({ queue: "x", payload: job("ghost"), run_at: 2 }));
+  await redis.redis.hset(
+    legacyWorkKey(TSQ_ID),
+    "old",
+    JSON.stringify({ queue: "x", payload: job("stale"), run_at: 1 }),
+  );
+  await redis.redis.hset(
+    workKey("gone:1:ffffffffffff"),
+    "t9",
+    JSON.stringify({ queue: "x", payload: job("ghost"), run_at: 2 }),
+  );
 
   const work = await new WorkSet(redis.redis).list();
   assert.deepEqual(
@@ -140,7 +177,9 @@ test("WorkSet reads <id>:work, falls back to 6.4.1's <id>:workers, sorts by run_
 });
 
 test("a real tsq worker is listed with its real fields and its running job", async (t) => {
-  const tsq = startTsq(["-r", TEST_JOBS, "-q", "default", "-q", "low", "-c", "4", "-g", "apitag"], { REDIS_URL: redis.url });
+  const tsq = startTsq(["-r", TEST_JOBS, "-q", "default", "-q", "low", "-c", "4", "-g", "apitag"], {
+    REDIS_URL: redis.url,
+  });
   t.after(() => tsq.stop(5000));
   const started = await tsq.waitForLine((line) => line.msg === "tsq worker started");
   const identity = String(started.identity);
@@ -151,13 +190,27 @@ test("a real tsq worker is listed with its real fields and its running job", asy
   const [proc] = await new ProcessSet(redis.redis).list();
   assert.ok(proc);
   assert.deepEqual(
-    [proc.identity, proc.hostname, proc.pid, proc.tag, proc.queues, proc.concurrency, proc.busy, proc.quiet, proc.version, proc.embedded],
+    [
+      proc.identity,
+      proc.hostname,
+      proc.pid,
+      proc.tag,
+      proc.queues,
+      proc.concurrency,
+      proc.busy,
+      proc.quiet,
+      proc.version,
+      proc.embedded,
+    ],
     [identity, hostname(), tsq.child.pid, "apitag", ["default", "low"], 4, 1, false, `tsq ${VERSION}`, false],
   );
   assert.ok(proc.rssKb > 10_000, `rss ${proc.rssKb} KB`);
   assert.ok(Math.abs(proc.beat - Date.now() / 1000) < 15);
   const work = await new WorkSet(redis.redis).list();
-  assert.deepEqual(work.map((w) => [w.process, w.queue, w.job.jid, w.job.klass]), [[identity, "default", jid, "SleepJob"]]);
+  assert.deepEqual(
+    work.map((w) => [w.process, w.queue, w.job.jid, w.job.klass]),
+    [[identity, "default", jid, "SleepJob"]],
+  );
   assert.equal(Number.isInteger(work[0]?.runAt), true);
   assert.equal(await tsq.stop(30_000), 0);
 });

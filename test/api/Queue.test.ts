@@ -19,9 +19,16 @@ function client(t: TestContext): Client {
 
 test("all() lists the known queues by name; size and newest-first paging over 120 jobs", async (t) => {
   const c = client(t);
-  const jids = (await c.pushBulk({ class: "HardJob", args: Array.from({ length: 120 }, (_, i) => [i]), queue: "bulk" })) as string[];
+  const jids = (await c.pushBulk({
+    class: "HardJob",
+    args: Array.from({ length: 120 }, (_, i) => [i]),
+    queue: "bulk",
+  })) as string[];
   await c.push({ class: "HardJob", args: [], queue: "alpha" });
-  assert.deepEqual((await Queue.all(redis.redis)).map((q) => q.name), ["alpha", "bulk"]);
+  assert.deepEqual(
+    (await Queue.all(redis.redis)).map((q) => q.name),
+    ["alpha", "bulk"],
+  );
   const queue = new Queue(redis.redis, "bulk");
   assert.equal(await queue.size(), 120);
   assert.equal(await queue.paused(), false);
@@ -47,7 +54,10 @@ test("deleting jobs while iterating never skips one", async (t) => {
   }
   assert.equal(seen.size, 125, "every job was visited");
   const left = (await queue.first(0 + 1000)).map((job) => job.args[0] as number);
-  assert.deepEqual(left, Array.from({ length: 62 }, (_, i) => 123 - 2 * i));
+  assert.deepEqual(
+    left,
+    Array.from({ length: 62 }, (_, i) => 123 - 2 * i),
+  );
 });
 
 test("findJob and deleteJob work on the exact stored text", async (t) => {
@@ -59,9 +69,12 @@ test("findJob and deleteJob work on the exact stored text", async (t) => {
   assert.equal(found?.jid, a);
   assert.equal(found?.value, (await redis.redis.lrange(queueKey("default"), -1, -1))[0]);
   assert.equal(await queue.findJob("missing"), null);
-  assert.equal(await queue.deleteJob(found!), true);
-  assert.equal(await queue.deleteJob(found!), false, "already gone");
-  assert.deepEqual((await queue.first(10)).map((j) => j.jid), [b]);
+  assert.equal(await queue.deleteJob(found), true);
+  assert.equal(await queue.deleteJob(found), false, "already gone");
+  assert.deepEqual(
+    (await queue.first(10)).map((j) => j.jid),
+    [b],
+  );
 });
 
 test("latency: seconds since the oldest job was enqueued, in either timestamp format; 0 when empty", async () => {
@@ -87,7 +100,7 @@ test("a poison pill is listed with its text as the only argument, and can be del
   assert.deepEqual(pill?.args, ["{oops"]);
   assert.equal(pill?.jid, undefined);
   assert.equal(await queue.latency(), 0);
-  assert.equal(await queue.deleteJob(pill!), true);
+  assert.equal(await queue.deleteJob(pill), true);
 });
 
 test("clear removes the list and the name from `queues`, and says how many jobs went", async (t) => {

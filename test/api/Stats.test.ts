@@ -36,36 +36,46 @@ test("fetch reads every counter, size and busy sum, with queues largest first", 
   assert.equal(s.workersSize, 7);
   assert.equal(s.enqueued, 4);
   assert.ok(s.defaultQueueLatency >= 30 && s.defaultQueueLatency < 35, `latency ${s.defaultQueueLatency}`);
-  assert.deepEqual([...s.queues], [
-    ["low", 3],
-    ["default", 1],
-    ["empty", 0],
-  ]);
+  assert.deepEqual(
+    [...s.queues],
+    [
+      ["low", 3],
+      ["default", 1],
+      ["empty", 0],
+    ],
+  );
   assert.deepEqual([...(await new Stats(r).queues())], [...s.queues]);
 });
 
 test("an empty Redis reads as zeros", async () => {
   const s = await new Stats(redis.redis).fetch();
-  assert.deepEqual({ ...s, queues: [...s.queues] }, {
-    processed: 0,
-    failed: 0,
-    scheduledSize: 0,
-    retrySize: 0,
-    deadSize: 0,
-    processesSize: 0,
-    workersSize: 0,
-    enqueued: 0,
-    defaultQueueLatency: 0,
-    queues: [],
-  });
+  assert.deepEqual(
+    { ...s, queues: [...s.queues] },
+    {
+      processed: 0,
+      failed: 0,
+      scheduledSize: 0,
+      retrySize: 0,
+      deadSize: 0,
+      processesSize: 0,
+      workersSize: 0,
+      enqueued: 0,
+      defaultQueueLatency: 0,
+      queues: [],
+    },
+  );
 });
 
 test("history reads the daily UTC keys back from a given day, 0 where a day has none", async () => {
   await redis.redis.mset(
-    "stat:processed:2026-03-01", "10",
-    "stat:processed:2026-02-28", "7",
-    "stat:failed:2026-02-27", "2",
-    "stat:processed:2026-02-26", "99",
+    "stat:processed:2026-03-01",
+    "10",
+    "stat:processed:2026-02-28",
+    "7",
+    "stat:failed:2026-02-27",
+    "2",
+    "stat:processed:2026-02-26",
+    "99",
   );
   // 00:30 UTC on 1 March: still 1 March in UTC whatever the machine's zone.
   const history = await new Stats(redis.redis).history(3, new Date("2026-03-01T00:30:00Z"));

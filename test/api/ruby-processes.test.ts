@@ -42,10 +42,24 @@ const RUBY_PROCESS = `p = Sidekiq::ProcessSet.new.first
 
 test("ProcessSet and WorkSet list a Ruby process with the fields Ruby's own API reports", async (t) => {
   if (!requireRubySidekiq(t)) return;
-  const sidekiq = await startSidekiq({ redis, requireFile: rubyTestFile("api_jobs.rb"), queues: ["default", "low"], concurrency: 3 });
+  const sidekiq = await startSidekiq({
+    redis,
+    requireFile: rubyTestFile("api_jobs.rb"),
+    queues: ["default", "low"],
+    concurrency: 3,
+  });
   const jid = await ruby<string>(redis, 'Sidekiq::Client.push("class" => "SleepJob", "args" => [12])');
-  await eventually(async () => (await redis.redis.lrange("ruby:started", 0, -1)).includes(jid), 10_000, "the Ruby SleepJob never started");
-  await eventually(async () => (await redis.redis.hget(sidekiq.identity, "busy")) === "1", 10_000, "busy never became 1", 200);
+  await eventually(
+    async () => (await redis.redis.lrange("ruby:started", 0, -1)).includes(jid),
+    10_000,
+    "the Ruby SleepJob never started",
+  );
+  await eventually(
+    async () => (await redis.redis.hget(sidekiq.identity, "busy")) === "1",
+    10_000,
+    "busy never became 1",
+    200,
+  );
 
   const set = new ProcessSet(redis.redis);
   const [record] = await set.list();
@@ -69,7 +83,10 @@ test("ProcessSet and WorkSet list a Ruby process with the fields Ruby's own API 
     },
     rubyView,
   );
-  assert.deepEqual([record.pid, record.concurrency, record.queues, record.busy], [sidekiq.pid, 3, ["default", "low"], 1]);
+  assert.deepEqual(
+    [record.pid, record.concurrency, record.queues, record.busy],
+    [sidekiq.pid, 3, ["default", "low"], 1],
+  );
   assert.equal(await redis.redis.hexists(sidekiq.identity, "concurrency"), 0, "6.4.1 has concurrency only in info");
   assert.deepEqual([record.version, record.embedded, record.leader], [null, false, false]);
   assert.ok(record.rssKb > 1000 && Math.abs(record.beat - nowSeconds()) < 10);
@@ -99,8 +116,13 @@ test("tsq's quiet/stop/dump write what Ruby's Process#quiet!/stop!/dump_threads 
   await set.quiet("tsq:1:aaaaaaaaaaaa");
   await set.stop("tsq:1:aaaaaaaaaaaa");
   await set.dumpThreads("tsq:1:aaaaaaaaaaaa");
-  await ruby(redis, 'p = Sidekiq::Process.new("identity" => "rb:1:bbbbbbbbbbbb"); p.quiet!; p.stop!; p.dump_threads; true');
-  const [tsqList, rubyList] = await Promise.all([signalsKey("tsq:1:aaaaaaaaaaaa"), signalsKey("rb:1:bbbbbbbbbbbb")].map((k) => redis.redis.lrange(k, 0, -1)));
+  await ruby(
+    redis,
+    'p = Sidekiq::Process.new("identity" => "rb:1:bbbbbbbbbbbb"); p.quiet!; p.stop!; p.dump_threads; true',
+  );
+  const [tsqList, rubyList] = await Promise.all(
+    [signalsKey("tsq:1:aaaaaaaaaaaa"), signalsKey("rb:1:bbbbbbbbbbbb")].map((k) => redis.redis.lrange(k, 0, -1)),
+  );
   assert.deepEqual(tsqList, ["TTIN", "TERM", "TSTP"]);
   assert.deepEqual(rubyList, tsqList);
   for (const key of [signalsKey("tsq:1:aaaaaaaaaaaa"), signalsKey("rb:1:bbbbbbbbbbbb")]) {
@@ -116,10 +138,20 @@ test("a Ruby process dumps its threads, goes quiet and stops when tsq's ProcessS
 
   await set.dumpThreads(sidekiq.identity);
   // 6.4.1's TTIN handler logs every thread's backtrace.
-  await eventually(async () => /Thread TID-\S+/.test(sidekiq.output()), TWO_BEATS_MS, `no thread dump; log:\n${sidekiq.output().slice(-2000)}`, 200);
+  await eventually(
+    async () => /Thread TID-\S+/.test(sidekiq.output()),
+    TWO_BEATS_MS,
+    `no thread dump; log:\n${sidekiq.output().slice(-2000)}`,
+    200,
+  );
 
   await set.quiet(sidekiq.identity);
-  await eventually(async () => (await set.get(sidekiq.identity))?.quiet === true, TWO_BEATS_MS, "the Ruby process never reported quiet", 200);
+  await eventually(
+    async () => (await set.get(sidekiq.identity))?.quiet === true,
+    TWO_BEATS_MS,
+    "the Ruby process never reported quiet",
+    200,
+  );
   assert.deepEqual(await ruby(redis, "Sidekiq::ProcessSet.new.map(&:stopping?)"), [true]);
   // A quiet process takes no new work.
   await ruby(redis, 'Sidekiq::Client.push("class" => "RecordJob", "args" => ["after quiet"])');
@@ -128,7 +160,11 @@ test("a Ruby process dumps its threads, goes quiet and stops when tsq's ProcessS
   assert.equal(await redis.redis.llen("queue:default"), 1);
 
   await set.stop(sidekiq.identity);
-  await eventually(async () => (await redis.redis.sismember(PROCESSES, sidekiq.identity)) === 0, TWO_BEATS_MS, "the Ruby process did not stop");
+  await eventually(
+    async () => (await redis.redis.sismember(PROCESSES, sidekiq.identity)) === 0,
+    TWO_BEATS_MS,
+    "the Ruby process did not stop",
+  );
   await eventually(async () => !alive(sidekiq.pid), 15_000, "the Ruby process left `processes` but did not exit");
   assert.equal((await sidekiq.stop()).code, 0);
   assert.deepEqual(await set.list(), []);

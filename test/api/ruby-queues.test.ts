@@ -20,7 +20,10 @@ test("Ruby-pushed jobs: paged newest first, found, deleted by exact text and cle
      [Sidekiq::Client.push("class" => "HardJob", "args" => ["other"], "queue" => "other")]`,
   );
   const bulk = jids.slice(0, 120);
-  assert.deepEqual((await Queue.all(redis.redis)).map((q) => q.name), ["bulk", "other"]);
+  assert.deepEqual(
+    (await Queue.all(redis.redis)).map((q) => q.name),
+    ["bulk", "other"],
+  );
   const queue = new Queue(redis.redis, "bulk");
   assert.equal(await queue.size(), 120);
 
@@ -37,7 +40,10 @@ test("Ruby-pushed jobs: paged newest first, found, deleted by exact text and cle
   const enqueuedAt = newest!.enqueuedAt!;
   assert.ok(Math.abs(enqueuedAt - Date.now() / 1000) < 30 && !Number.isInteger(enqueuedAt));
 
-  const rubyLeft = await ruby<{ size: number; jids: string[] }>(redis, 'q = Sidekiq::Queue.new("bulk"); { "size" => q.size, "jids" => q.map(&:jid) }');
+  const rubyLeft = await ruby<{ size: number; jids: string[] }>(
+    redis,
+    'q = Sidekiq::Queue.new("bulk"); { "size" => q.size, "jids" => q.map(&:jid) }',
+  );
   assert.equal(rubyLeft.size, 60);
   assert.deepEqual(rubyLeft.jids, bulk.filter((_, i) => i % 2 === 0).reverse());
 
@@ -52,9 +58,15 @@ test("Ruby's Queue#find_job(...).delete and #clear act on tsq-pushed jobs", asyn
   await client.push({ class: "HardJob", args: [], queue: "gone" });
   const deleted = await ruby<boolean>(redis, 'Sidekiq::Queue.new("tsqq").find_job(ENV["JID"]).delete', { JID: a });
   assert.equal(deleted, true);
-  assert.deepEqual((await new Queue(redis.redis, "tsqq").first(10)).map((j) => j.jid), [b]);
+  assert.deepEqual(
+    (await new Queue(redis.redis, "tsqq").first(10)).map((j) => j.jid),
+    [b],
+  );
   await ruby(redis, 'Sidekiq::Queue.new("gone").clear; true');
   assert.deepEqual(await redis.redis.smembers(QUEUES), ["tsqq"]);
   assert.equal(await redis.redis.exists(queueKey("gone")), 0);
-  assert.deepEqual((await Queue.all(redis.redis)).map((q) => q.name), ["tsqq"]);
+  assert.deepEqual(
+    (await Queue.all(redis.redis)).map((q) => q.name),
+    ["tsqq"],
+  );
 });

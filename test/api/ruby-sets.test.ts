@@ -26,7 +26,11 @@ const API_JOBS = rubyTestFile("api_jobs.rb");
 async function runInTsq(t: TestContext, count: number): Promise<{ jid: string; args: unknown[] }[]> {
   const tsq = startTsq(["-r", TEST_JOBS, "-q", "default", "-c", "2"], { REDIS_URL: redis.url });
   t.after(() => tsq.stop(5000));
-  await eventually(async () => (await redis.redis.llen("ran")) >= count, 20_000, `tsq did not run ${count} jobs; output:\n${tsq.output().slice(-3000)}`);
+  await eventually(
+    async () => (await redis.redis.llen("ran")) >= count,
+    20_000,
+    `tsq did not run ${count} jobs; output:\n${tsq.output().slice(-3000)}`,
+  );
   assert.equal(await tsq.stop(10_000), 0);
   return (await redis.redis.lrange("ran", 0, -1)).map((line) => JSON.parse(line) as { jid: string; args: unknown[] });
 }
@@ -68,10 +72,17 @@ test("Ruby-made retry and dead entries: tsq's API reads, retries, kills, deletes
   const backtrace = r1.errorBacktrace();
   assert.ok(backtrace && backtrace.length > 0, "the Ruby backtrace decodes");
   assert.match(backtrace[0]!, /api_jobs\.rb:\d+:in `perform'/);
-  assert.deepEqual((await retries.fetch(r1.score, jids.r1)).map((e) => e.value), [r1.value], "fetch(score, jid)");
+  assert.deepEqual(
+    (await retries.fetch(r1.score, jids.r1)).map((e) => e.value),
+    [r1.value],
+    "fetch(score, jid)",
+  );
   const newestFirst = (await retries.first(3)).map((e) => e.score);
-  assert.deepEqual(newestFirst, [...newestFirst].sort((a, b) => b - a));
-  assert.deepEqual((await collectJids(retries.scan('"fail",2'))), [jids.r2], "ZSCAN MATCH on Ruby's JSON text");
+  assert.deepEqual(
+    newestFirst,
+    [...newestFirst].sort((a, b) => b - a),
+  );
+  assert.deepEqual(await collectJids(retries.scan('"fail",2')), [jids.r2], "ZSCAN MATCH on Ruby's JSON text");
 
   // Retry now: Ruby's exact field text survives (1.0 and 2**60 + 1 are not JavaScript numbers).
   assert.equal(await r1.retry(), true);
@@ -81,7 +92,10 @@ test("Ruby-made retry and dead entries: tsq's API reads, retries, kills, deletes
   assert.equal(r1.value.match(/"created_at":[0-9.]+/)?.[0], queued!.match(/"created_at":[0-9.]+/)?.[0]);
 
   const handled: string[] = [];
-  assert.equal(await (await retries.findJob(jids.r2!))!.kill({ deathHandlers: [(job) => void handled.push(job.jid)] }), true);
+  assert.equal(
+    await (await retries.findJob(jids.r2!))!.kill({ deathHandlers: [(job) => void handled.push(job.jid)] }),
+    true,
+  );
   assert.deepEqual(handled, [jids.r2]);
   assert.equal(await (await retries.findJob(jids.r3!))!.delete(), true);
   assert.equal(await retries.size(), 0);
@@ -163,15 +177,36 @@ test("tsq-made retry and dead entries: Ruby's API retries, kills and deletes the
   });
   // tsq's API agrees, and the two retried jobs wait in `default` with retry_count - 1.
   assert.equal(await new RetrySet(redis.redis).size(), 0);
-  assert.deepEqual((await new DeadSet(redis.redis).first(10)).map((e) => e.jid), [j2]);
+  assert.deepEqual(
+    (await new DeadSet(redis.redis).first(10)).map((e) => e.jid),
+    [j2],
+  );
   const queued = await new Queue(redis.redis, "default").first(10);
-  assert.deepEqual(queued.map((job) => [job.jid, job.retryCount]).sort(), [[j1, -1], [j3, -1]].sort());
+  assert.deepEqual(
+    queued.map((job) => [job.jid, job.retryCount]).sort(),
+    [
+      [j1, -1],
+      [j3, -1],
+    ].sort(),
+  );
 
   // Ruby's FailJob succeeds.
   const sidekiq = await startSidekiq({ redis, requireFile: API_JOBS });
-  await eventually(async () => (await redis.redis.llen("ruby:ran")) === 2, 20_000, `Ruby did not run the two jobs; log:\n${sidekiq.output().slice(-3000)}`);
-  const ran = (await redis.redis.lrange("ruby:ran", 0, -1)).map((line) => JSON.parse(line) as { jid: string; class: string; args: unknown[] });
-  assert.deepEqual(ran.map((r) => [r.jid, r.class, r.args]).sort(), [[j1, "FailJob", ["one"]], [j3, "FailJob", ["three"]]].sort());
+  await eventually(
+    async () => (await redis.redis.llen("ruby:ran")) === 2,
+    20_000,
+    `Ruby did not run the two jobs; log:\n${sidekiq.output().slice(-3000)}`,
+  );
+  const ran = (await redis.redis.lrange("ruby:ran", 0, -1)).map(
+    (line) => JSON.parse(line) as { jid: string; class: string; args: unknown[] },
+  );
+  assert.deepEqual(
+    ran.map((r) => [r.jid, r.class, r.args]).sort(),
+    [
+      [j1, "FailJob", ["one"]],
+      [j3, "FailJob", ["three"]],
+    ].sort(),
+  );
 });
 
 async function collectJids(entries: AsyncIterable<{ jid: string | undefined }>): Promise<(string | undefined)[]> {

@@ -47,7 +47,12 @@ test("Stats agrees with Sidekiq::Stats on what a Ruby process and Ruby's client 
      true`,
   );
   // 6.4.1 flushes its counters with the heartbeat, every 5 s.
-  await eventually(async () => (await redis.redis.get("stat:processed")) === "6", 15_000, `stat:processed never reached 6; log:\n${sidekiq.output().slice(-2000)}`, 200);
+  await eventually(
+    async () => (await redis.redis.get("stat:processed")) === "6",
+    15_000,
+    `stat:processed never reached 6; log:\n${sidekiq.output().slice(-2000)}`,
+    200,
+  );
 
   const stats = new Stats(redis.redis);
   const snapshot = await stats.fetch();
@@ -69,16 +74,25 @@ test("Stats agrees with Sidekiq::Stats on what a Ruby process and Ruby's client 
     },
     rubyView,
   );
-  assert.deepEqual([snapshot.processed, snapshot.failed, snapshot.deadSize, snapshot.scheduledSize, snapshot.enqueued], [6, 2, 2, 1, 3]);
-  assert.deepEqual([...snapshot.queues], [
-    ["waiting", 3],
-    ["default", 0],
-  ]);
+  assert.deepEqual(
+    [snapshot.processed, snapshot.failed, snapshot.deadSize, snapshot.scheduledSize, snapshot.enqueued],
+    [6, 2, 2, 1, 3],
+  );
+  assert.deepEqual(
+    [...snapshot.queues],
+    [
+      ["waiting", 3],
+      ["default", 0],
+    ],
+  );
   assert.equal(Object.values(history.processed)[0], 6, "today's daily counter");
   assert.ok(Math.abs(waitingLatency - rubyLatency) < 2, `tsq latency ${waitingLatency} vs Ruby ${rubyLatency}`);
   assert.ok(waitingLatency > 0);
 
   await stats.reset("failed");
   const after = await ruby<RubyStats>(redis, RUBY_STATS);
-  assert.deepEqual([after.processed, after.failed, after.history.failed[Object.keys(after.history.failed)[0]!]], [6, 0, 2]);
+  assert.deepEqual(
+    [after.processed, after.failed, after.history.failed[Object.keys(after.history.failed)[0]!]],
+    [6, 0, 2],
+  );
 });

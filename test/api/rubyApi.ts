@@ -26,7 +26,10 @@ export async function ruby<T>(handle: RedisHandle, code: string, env: Record<str
       "ruby",
       ["-r", "sidekiq/api", "-e", script],
       { env: { ...process.env, REDIS_URL: handle.url, ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
-      (error, out, err) => (error ? reject(new Error(`ruby failed: ${error.message}\n${err}\nscript:\n${code}`)) : resolve({ stdout: out, stderr: err })),
+      (error, out, err) =>
+        error
+          ? reject(new Error(`ruby failed: ${error.message}\n${err}\nscript:\n${code}`))
+          : resolve({ stdout: out, stderr: err }),
     );
   });
   const line = stdout.split("\n").find((l) => l.startsWith(JSON_MARK));

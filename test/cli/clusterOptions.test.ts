@@ -1,9 +1,7 @@
-import { describe, test, after } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { availableParallelism } from "node:os";
 import { buildClusterCommand, CLUSTER_DEFAULTS, resolveClusterOptions } from "../../src/cli/clusterOptions.js";
 import { resolveWorkerOptions, UsageError } from "../../src/cli/workerOptions.js";
 import { ConfigError } from "../../src/errors.js";
@@ -53,6 +51,7 @@ describe("defaults", () => {
         hangThreshold: 60,
         metricsPort: 9394,
         metricsHost: "127.0.0.1",
+        webPort: 0,
       },
     );
     assert.deepEqual(CLUSTER_DEFAULTS, { hangThreshold: 60, metricsPort: 9394, metricsHost: "127.0.0.1" });
@@ -111,7 +110,10 @@ describe("worker options are resolved as tsq resolves them", () => {
     const single = resolveWorkerOptions(argv, env, cwd).options;
     assert.deepEqual(cluster, { ...single, metricsPort: undefined });
     assert.equal(single.metricsPort, 9400, "tsq alone serves the file's metrics port");
-    assert.deepEqual([cluster.capsules[0]?.concurrency, cluster.timeout, cluster.redisUrl], [7, 9, "redis://env:6379/1"]);
+    assert.deepEqual(
+      [cluster.capsules[0]?.concurrency, cluster.timeout, cluster.redisUrl],
+      [7, 9, "redis://env:6379/1"],
+    );
   });
 
   test("--metrics-port is the supervisor's, never a child's", () => {
@@ -122,14 +124,28 @@ describe("worker options are resolved as tsq resolves them", () => {
 
 describe("bad flags are UsageErrors, bad settings ConfigErrors", () => {
   test("bad --processes", () => {
-    usageError(["--processes", "0"], /^option '--processes <n>' argument '0' is invalid\. Expected a positive integer\.$/);
+    usageError(
+      ["--processes", "0"],
+      /^option '--processes <n>' argument '0' is invalid\. Expected a positive integer\.$/,
+    );
     usageError(["--processes", "two"], /argument 'two' is invalid/);
   });
-  test("bad --max-memory", () => usageError(["--max-memory", "-1"], /^option '--max-memory <MB>' argument '-1' is invalid\. Expected a number of MB > 0\.$/));
-  test("bad --hang-threshold", () => usageError(["--hang-threshold", "0"], /^option '--hang-threshold <seconds>' argument '0' is invalid/));
-  test("bad --metrics-port", () => usageError(["--metrics-port", "70000"], /argument '70000' is invalid\. Expected a TCP port/));
-  test("--dryrun with --list-queues", () => usageError(["--dryrun", "--list-queues"], /^option '--dryrun' cannot be used with option '--list-queues'$/));
-  test("groups with -q", () => usageError(["a,b", "-q", "c"], /^give queue groups or -q, not both: with groups, each group lists its own queues$/));
+  test("bad --max-memory", () =>
+    usageError(
+      ["--max-memory", "-1"],
+      /^option '--max-memory <MB>' argument '-1' is invalid\. Expected a number of MB > 0\.$/,
+    ));
+  test("bad --hang-threshold", () =>
+    usageError(["--hang-threshold", "0"], /^option '--hang-threshold <seconds>' argument '0' is invalid/));
+  test("bad --metrics-port", () =>
+    usageError(["--metrics-port", "70000"], /argument '70000' is invalid\. Expected a TCP port/));
+  test("--dryrun with --list-queues", () =>
+    usageError(["--dryrun", "--list-queues"], /^option '--dryrun' cannot be used with option '--list-queues'$/));
+  test("groups with -q", () =>
+    usageError(
+      ["a,b", "-q", "c"],
+      /^give queue groups or -q, not both: with groups, each group lists its own queues$/,
+    ));
   test("a shared flag keeps its checks", () => usageError(["-q", "a", "-q", "a"], /^queue "a" is given twice with -q/));
 
   test("a malformed group is a ConfigError before Redis is asked", () => {
@@ -140,11 +156,17 @@ describe("bad flags are UsageErrors, bad settings ConfigErrors", () => {
   });
 
   test("a malformed group in the file names the file", () => {
-    assert.throws(() => resolve([], 'cluster:\n  groups: ["a", "b c"]\n'), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.equal(error.message, 'config/tsq.yml: cluster.groups: queue group 1 ("b c") has a queue name with whitespace, "b c"; separate queues with commas');
-      return true;
-    });
+    assert.throws(
+      () => resolve([], 'cluster:\n  groups: ["a", "b c"]\n'),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(
+          error.message,
+          'config/tsq.yml: cluster.groups: queue group 1 ("b c") has a queue name with whitespace, "b c"; separate queues with commas',
+        );
+        return true;
+      },
+    );
   });
 
   test("bad cluster values in the file name the key", () => {
@@ -158,7 +180,27 @@ describe("bad flags are UsageErrors, bad settings ConfigErrors", () => {
 describe("help", () => {
   test("every cluster flag is listed with its default", () => {
     const help = buildClusterCommand().helpInformation();
-    for (const flag of ["[groups...]", "-r, --require", "-q, --queue", "-c, --concurrency", "-t, --timeout", "-C, --config", "-g, --tag", "-e, --environment", "-v, --verbose", "-V, --version", "--redis-url", "--fetch", "--processes <n>", "--dryrun", "--list-queues", "--max-memory <MB>", "--hang-threshold <seconds>", "--metrics-port <port>", "--metrics-host <host>"]) {
+    for (const flag of [
+      "[groups...]",
+      "-r, --require",
+      "-q, --queue",
+      "-c, --concurrency",
+      "-t, --timeout",
+      "-C, --config",
+      "-g, --tag",
+      "-e, --environment",
+      "-v, --verbose",
+      "-V, --version",
+      "--redis-url",
+      "--fetch",
+      "--processes <n>",
+      "--dryrun",
+      "--list-queues",
+      "--max-memory <MB>",
+      "--hang-threshold <seconds>",
+      "--metrics-port <port>",
+      "--metrics-host <host>",
+    ]) {
       assert.ok(help.includes(flag), flag);
     }
   });
@@ -179,27 +221,41 @@ describe("the CLI exit status", () => {
     return spawnSync(process.execPath, ["--input-type=module", "-e", script], {
       cwd: workdir(config),
       encoding: "utf8",
-      env: { PATH: process.env["PATH"], TSQ_TEST_MODULE: moduleUrl, TSQ_TEST_WORKER: workerUrl, TSQ_TEST_ARGV: JSON.stringify(argv) },
+      env: {
+        PATH: process.env["PATH"],
+        TSQ_TEST_MODULE: moduleUrl,
+        TSQ_TEST_WORKER: workerUrl,
+        TSQ_TEST_ARGV: JSON.stringify(argv),
+      },
     });
   }
 
   test("a bad flag exits 2 with tsq-cluster: and the usage", () => {
     const result = run(["--processes", "x"]);
     assert.equal(result.status, 2);
-    assert.match(result.stderr, /^tsq-cluster: option '--processes <n>' argument 'x' is invalid\. Expected a positive integer\.\n\nUsage: tsq-cluster \[options\] \[groups\.\.\.\]\n/);
+    assert.match(
+      result.stderr,
+      /^tsq-cluster: option '--processes <n>' argument 'x' is invalid\. Expected a positive integer\.\n\nUsage: tsq-cluster \[options\] \[groups\.\.\.\]\n/,
+    );
     assert.equal(result.stdout, "");
   });
 
   test("a bad group exits 2 with the message only", () => {
     const result = run(["a,,b"]);
     assert.equal(result.status, 2);
-    assert.equal(result.stderr, 'tsq-cluster: queue group 0 ("a,,b") has an empty queue name; remove the extra comma\n');
+    assert.equal(
+      result.stderr,
+      'tsq-cluster: queue group 0 ("a,,b") has an empty queue name; remove the extra comma\n',
+    );
   });
 
   test("a bad config value exits 2", () => {
     const result = run([], "cluster:\n  metrics: { port: 99999 }\n");
     assert.equal(result.status, 2);
-    assert.equal(result.stderr, "tsq-cluster: config/tsq.yml: cluster.metrics.port must be a TCP port from 0 to 65535 (0 = off), got 99999\n");
+    assert.equal(
+      result.stderr,
+      "tsq-cluster: config/tsq.yml: cluster.metrics.port must be a TCP port from 0 to 65535 (0 = off), got 99999\n",
+    );
   });
 
   test("good options resolve", () => {

@@ -61,8 +61,10 @@ async function seed(): Promise<void> {
   await r.lpush(queueKey("retry"), entry("qr"));
 }
 
-const jidsOf = async (key: string) => (await redis.redis.zrange(key, 0, -1)).map((v) => (JSON.parse(v) as JobPayload).jid);
-const queued = async (queue: string) => (await redis.redis.lrange(queueKey(queue), 0, -1)).map((v) => JSON.parse(v) as JobPayload);
+const jidsOf = async (key: string) =>
+  (await redis.redis.zrange(key, 0, -1)).map((v) => (JSON.parse(v) as JobPayload).jid);
+const queued = async (queue: string) =>
+  (await redis.redis.lrange(queueKey(queue), 0, -1)).map((v) => JSON.parse(v) as JobPayload);
 
 describe("retry and kill", () => {
   test("retry <jid> looks in retry, then dead; --set scheduled enqueues a scheduled job now", async () => {
@@ -70,7 +72,14 @@ describe("retry and kill", () => {
     assert.equal(await ok(["retry", "r2"]), "retried r2 (HardJob) from the retry set\n");
     assert.equal(await ok(["retry", "d1"]), "retried d1 (HardJob) from the dead set\n");
     assert.equal(await ok(["retry", "s1", "--set", "scheduled"]), "retried s1 (HardJob) from the scheduled set\n");
-    assert.deepEqual((await queued("default")).slice(0, 3).map((j) => [j.jid, j.retry_count]), [["s1", 3], ["d1", 2], ["r2", 2]]);
+    assert.deepEqual(
+      (await queued("default")).slice(0, 3).map((j) => [j.jid, j.retry_count]),
+      [
+        ["s1", 3],
+        ["d1", 2],
+        ["r2", 2],
+      ],
+    );
     assert.deepEqual([await jidsOf(RETRY), await jidsOf(DEAD), await jidsOf(SCHEDULE)], [["r1"], [], []]);
     await fails(["retry", "nope"], 1, /^tsqctl retry: no job with jid nope in the retry set or the dead set\n$/);
     await fails(["retry", "r1", "--set", "dead"], 1, /no job with jid r1 in the dead set/);
@@ -87,12 +96,19 @@ describe("retry and kill", () => {
 
   test("--all needs --yes without a terminal; then it acts on the whole set", async () => {
     await seed();
-    await fails(["kill", "--all"], 2, /^tsqctl kill: kill --all needs confirmation and stdin is not a terminal; pass --yes to go ahead\n/);
+    await fails(
+      ["kill", "--all"],
+      2,
+      /^tsqctl kill: kill --all needs confirmation and stdin is not a terminal; pass --yes to go ahead\n/,
+    );
     await fails(["retry", "--all", "--set", "dead"], 2, /retry --all needs confirmation/);
     assert.deepEqual([await jidsOf(RETRY), await jidsOf(DEAD)], [["r1", "r2"], ["d1"]]);
     assert.equal(await ok(["kill", "--all", "--yes"]), "killed 2 jobs from the retry set\n");
     assert.equal(await ok(["retry", "--all", "--set", "dead", "-y"]), "retried 3 jobs from the dead set\n");
-    assert.deepEqual([await redis.redis.zcard(RETRY), await redis.redis.zcard(DEAD), await redis.redis.llen(queueKey("default"))], [0, 0, 5]);
+    assert.deepEqual(
+      [await redis.redis.zcard(RETRY), await redis.redis.zcard(DEAD), await redis.redis.llen(queueKey("default"))],
+      [0, 0, 5],
+    );
     assert.equal(await ok(["retry", "--all", "--yes"]), "retried 0 jobs from the retry set\n");
   });
 
@@ -101,7 +117,11 @@ describe("retry and kill", () => {
     await fails(["retry"], 2, /give the jid of a job, or --all for every entry/);
     await fails(["kill", "r1", "--all", "--yes"], 2, /give a jid or --all, not both/);
     await fails(["kill", "r1", "--set", "dead"], 2, /unknown set 'dead'; expected one of: retry, scheduled/);
-    await fails(["retry", "--all", "--set", "scheduled", "--yes"], 2, /unknown set 'scheduled'; expected one of: retry, dead/);
+    await fails(
+      ["retry", "--all", "--set", "scheduled", "--yes"],
+      2,
+      /unknown set 'scheduled'; expected one of: retry, dead/,
+    );
     await fails(["retry", ""], 2, /the jid must not be empty/);
     assert.deepEqual(await jidsOf(RETRY), ["r1", "r2"]);
   });
@@ -115,14 +135,26 @@ describe("delete and clear", () => {
     assert.equal(await ok(["delete", "scheduled", "s1", "--yes"]), "deleted s1 from the scheduled set\n");
     assert.equal(await ok(["delete", "default", "q1", "--yes"]), "deleted q1 from the queue default\n");
     assert.equal(await ok(["delete", "queue:retry", "qr", "--yes"]), "deleted qr from the queue retry\n");
-    assert.deepEqual([await jidsOf(RETRY), await jidsOf(SCHEDULE), (await queued("default")).map((j) => j.jid), await redis.redis.llen(queueKey("retry"))], [["r2"], [], ["q2"], 0]);
+    assert.deepEqual(
+      [
+        await jidsOf(RETRY),
+        await jidsOf(SCHEDULE),
+        (await queued("default")).map((j) => j.jid),
+        await redis.redis.llen(queueKey("retry")),
+      ],
+      [["r2"], [], ["q2"], 0],
+    );
     await fails(["delete", "dead", "r2", "--yes"], 1, /no job with jid r2 in the dead set/);
     await fails(["delete", "queue:", "x", "--yes"], 2, /queue: needs a queue name/);
   });
 
   test("clear needs --yes; it empties a set, or removes a queue and its name", async () => {
     await seed();
-    await fails(["clear", "retry"], 2, /^tsqctl clear: clear retry needs confirmation and stdin is not a terminal; pass --yes/);
+    await fails(
+      ["clear", "retry"],
+      2,
+      /^tsqctl clear: clear retry needs confirmation and stdin is not a terminal; pass --yes/,
+    );
     assert.equal(await redis.redis.zcard(RETRY), 2);
     assert.equal(await ok(["clear", "retry", "--yes"]), "cleared the retry set (2 jobs)\n");
     assert.equal(await ok(["clear", "dead", "--yes"]), "cleared the dead set (1 jobs)\n");
@@ -140,9 +172,33 @@ describe("processes", () => {
   async function seedProcesses(): Promise<void> {
     await redis.redis.sadd(PROCESSES, ID, EMBEDDED);
     const info = (id: string, embedded: boolean) =>
-      JSON.stringify({ hostname: "web", started_at: Date.now() / 1000 - 300, pid: 42, tag: "shop", concurrency: 5, queues: ["default"], labels: [], identity: id, embedded });
-    await redis.redis.hset(ID, { info: info(ID, false), busy: "2", beat: String(Date.now() / 1000), quiet: "false", rss: "40960", rtt_us: "100" });
-    await redis.redis.hset(EMBEDDED, { info: info(EMBEDDED, true), busy: "0", beat: String(Date.now() / 1000), quiet: "false", rss: "1024", rtt_us: "100" });
+      JSON.stringify({
+        hostname: "web",
+        started_at: Date.now() / 1000 - 300,
+        pid: 42,
+        tag: "shop",
+        concurrency: 5,
+        queues: ["default"],
+        labels: [],
+        identity: id,
+        embedded,
+      });
+    await redis.redis.hset(ID, {
+      info: info(ID, false),
+      busy: "2",
+      beat: String(Date.now() / 1000),
+      quiet: "false",
+      rss: "40960",
+      rtt_us: "100",
+    });
+    await redis.redis.hset(EMBEDDED, {
+      info: info(EMBEDDED, true),
+      busy: "0",
+      beat: String(Date.now() / 1000),
+      quiet: "false",
+      rss: "1024",
+      rtt_us: "100",
+    });
   }
 
   test("quiet, stop and dump push the signal; --all skips embedded processes; stop --all needs --yes", async () => {
@@ -154,7 +210,11 @@ describe("processes", () => {
     assert.deepEqual(await redis.redis.lrange(signalsKey(ID), 0, -1), ["TERM", "TTIN", "TSTP"]);
     assert.equal(await redis.redis.exists(signalsKey(EMBEDDED)), 0);
     await fails(["quiet", EMBEDDED], 2, /is an embedded process; it ignores remote signals/);
-    await fails(["quiet", "nobody:1:000000000000"], 1, /no live process nobody:1:000000000000 \(see tsqctl processes\)/);
+    await fails(
+      ["quiet", "nobody:1:000000000000"],
+      1,
+      /no live process nobody:1:000000000000 \(see tsqctl processes\)/,
+    );
     await fails(["quiet"], 2, /give a process identity/);
     await fails(["dump"], 2, /missing required argument 'identity'/);
   });
@@ -163,7 +223,12 @@ describe("processes", () => {
     await seedProcesses();
     const out = await ok(["processes"]);
     assert.match(out, /^2 processes, 10 slots, 41\.0 MB RSS\n/);
-    assert.match(out, new RegExp(`\\n${ID} \\[shop\\]\\n  Started: .* UTC \\(5 min ago\\)\\n  Threads: 5 \\(2 busy\\)   RSS: 40\\.0 MB   Last beat: .*\\n   Queues: default\\n`));
+    assert.match(
+      out,
+      new RegExp(
+        `\\n${ID} \\[shop\\]\\n  Started: .* UTC \\(5 min ago\\)\\n  Threads: 5 \\(2 busy\\)   RSS: 40\\.0 MB   Last beat: .*\\n   Queues: default\\n`,
+      ),
+    );
     assert.match(out, new RegExp(`\\n${EMBEDDED} \\[shop\\] \\[embedded\\]\\n`));
   });
 });
@@ -174,13 +239,28 @@ describe("listings and errors", () => {
     const client = new Client({ redis: redis.redis });
     t.after(() => client.close());
     await client.push({ class: "NewJob", args: [7], queue: "low" });
-    assert.match(await ok(["stats"]), /Enqueued\s+4\n[\s\S]*Retries\s+2\n[\s\S]*DAY \(UTC\)\s+PROCESSED\s+FAILED\n\d{4}-\d{2}-\d{2}\s+0\s+0\n/);
-    assert.match(await ok(["queues"]), /^QUEUE\s+SIZE\s+LATENCY\ndefault\s+2\s+.*\nlow\s+1\s+.*\nretry\s+1\s+.*\n$/);
-    assert.match(await ok(["queue", "low"]), /^queue low: 1 jobs, latency .*\nJID\s+CLASS\s+ARGS\s+ENQUEUED\n[0-9a-f]{24}\s+NewJob\s+\[7\]\s+.* ago\n$/);
+    assert.match(
+      await ok(["stats"]),
+      /Enqueued\s+4\n[\s\S]*Retries\s+2\n[\s\S]*DAY \(UTC\)\s+PROCESSED\s+FAILED\n\d{4}-\d{2}-\d{2}\s+0\s+0\n/,
+    );
+    assert.match(
+      await ok(["queues"]),
+      /^QUEUE\s+SIZE\s+LATENCY\s+PAUSED\ndefault\s+2\s+.*\nlow\s+1\s+.*\nretry\s+1\s+.*\n$/,
+    );
+    assert.match(
+      await ok(["queue", "low"]),
+      /^queue low: 1 jobs, latency .*\nJID\s+CLASS\s+ARGS\s+ENQUEUED\n[0-9a-f]{24}\s+NewJob\s+\[7\]\s+.* ago\n$/,
+    );
     const retries = await ok(["retries", "--limit", "1"]);
-    assert.match(retries, /^retry set: 2 entries, newest first\nJID\s+CLASS\s+QUEUE\s+ARGS\s+NEXT RETRY\s+RETRIES\s+ERROR\nr2\s+HardJob\s+default\s+\["r2"\]\s+.*\s+3\s+RuntimeError: boom\n\(1 more; use --limit or --grep\)\n$/);
+    assert.match(
+      retries,
+      /^retry set: 2 entries, newest first\nJID\s+CLASS\s+QUEUE\s+ARGS\s+NEXT RETRY\s+RETRIES\s+ERROR\nr2\s+HardJob\s+default\s+\["r2"\]\s+.*\s+3\s+RuntimeError: boom\n\(1 more; use --limit or --grep\)\n$/,
+    );
     assert.match(await ok(["dead"]), /^dead set: 1 entries.*\n.*DIED.*\nd1 /);
-    assert.match(await ok(["scheduled", "--grep", "s1"]), /^scheduled set: 1 entries, 1 shown matching "s1", newest first\n.*RUNS.*\ns1\s+HardJob\s+default\s+\["s1"\]\s+in /);
+    assert.match(
+      await ok(["scheduled", "--grep", "s1"]),
+      /^scheduled set: 1 entries, 1 shown matching "s1", newest first\n.*RUNS.*\ns1\s+HardJob\s+default\s+\["s1"\]\s+in /,
+    );
   });
 
   test("bad values exit 2 with usage", async () => {
@@ -196,11 +276,20 @@ describe("listings and errors", () => {
 
   test("an unreachable Redis exits 1 at once, for listings and actions", async () => {
     const url = `redis://127.0.0.1:${await freePort()}/0`;
-    for (const args of [["stats"], ["retries", "--json"], ["clear", "retry", "--yes"], ["quiet", "--all"], ["top", "--once"]]) {
+    for (const args of [
+      ["stats"],
+      ["retries", "--json"],
+      ["clear", "retry", "--yes"],
+      ["quiet", "--all"],
+      ["top", "--once"],
+    ]) {
       const started = Date.now();
       const run = await tsqctl(args, { REDIS_URL: url });
       assert.equal(run.exitCode, 1, `${args.join(" ")}: ${run.stderr}`);
-      assert.match(run.stderr, new RegExp(`^tsqctl ${args[0]}: cannot reach Redis at redis://127\\.0\\.0\\.1:\\d+/0: .*ECONNREFUSED`));
+      assert.match(
+        run.stderr,
+        new RegExp(`^tsqctl ${args[0]}: cannot reach Redis at redis://127\\.0\\.0\\.1:\\d+/0: .*ECONNREFUSED`),
+      );
       assert.equal(run.stdout, "");
       assert.ok(Date.now() - started < 5000, `${args.join(" ")} took ${Date.now() - started} ms`);
     }

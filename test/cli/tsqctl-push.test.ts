@@ -121,7 +121,11 @@ describe("tsqctl push errors", () => {
   });
 
   test("JSON args that are not an array: exit 2", async () => {
-    await fails(["push", "HardJob", '{"a":1}'], 2, /json-args must be a JSON array of job arguments, e\.g\. '\["bob", 5\]'; got an object/);
+    await fails(
+      ["push", "HardJob", '{"a":1}'],
+      2,
+      /json-args must be a JSON array of job arguments, e\.g\. '\["bob", 5\]'; got an object/,
+    );
     await fails(["push", "HardJob", '"bob"'], 2, /must be a JSON array .*; got a string/);
     await fails(["push", "HardJob", "5"], 2, /must be a JSON array .*; got a number/);
     await fails(["push", "HardJob", "null"], 2, /must be a JSON array .*; got null/);
@@ -129,7 +133,11 @@ describe("tsqctl push errors", () => {
   });
 
   test("strict-arg errors from the client: exit 2 with the message", async () => {
-    await fails(["push", "HardJob", "[1e400]"], 2, /^tsqctl push: args\[0\] is Infinity; job arguments must be JSON-native/);
+    await fails(
+      ["push", "HardJob", "[1e400]"],
+      2,
+      /^tsqctl push: args\[0\] is Infinity; job arguments must be JSON-native/,
+    );
     await fails(["push", "HardJob", '[{"n": [-1e999]}]'], 2, /args\[0\]\.n\[0\] is -Infinity/);
     assert.equal(await redis.redis.dbsize(), 0);
   });
@@ -163,9 +171,14 @@ describe("tsqctl push errors", () => {
   test("Redis unreachable: exit 1 at once, password redacted", async () => {
     const port = await freePort();
     const started = Date.now();
-    await fails(["push", "HardJob"], 1, new RegExp(`^tsqctl push: cannot reach Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/0: .*ECONNREFUSED`), {
-      REDIS_URL: `redis://:secret@127.0.0.1:${port}/0`,
-    });
+    await fails(
+      ["push", "HardJob"],
+      1,
+      new RegExp(`^tsqctl push: cannot reach Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/0: .*ECONNREFUSED`),
+      {
+        REDIS_URL: `redis://:secret@127.0.0.1:${port}/0`,
+      },
+    );
     assert.ok(Date.now() - started < 10_000);
   });
 });

@@ -51,7 +51,12 @@ function screen(session: string): string {
   return tmux("capture-pane", "-p", "-t", session).stdout;
 }
 
-async function waitForScreen(session: string, check: (text: string) => boolean, what: string, ms = 15_000): Promise<string> {
+async function waitForScreen(
+  session: string,
+  check: (text: string) => boolean,
+  what: string,
+  ms = 15_000,
+): Promise<string> {
   let last = "";
   await eventually(
     async () => {
@@ -81,16 +86,29 @@ test("top shows the processes with busy/concurrency and the queues with sizes, r
     (text) => text.includes(identity) && /\nwaiting\s+3\s/.test(text),
     "top never showed the process and the queues",
   );
-  assert.match(first, /^tsqctl top\s+redis:\/\/127\.0\.0\.1:\d+\/0\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\s+every 2 s/);
-  assert.match(first, /Processed \d+ \(.+\/s\)\s+Failed \d+ \(.+\/s\)\s+Busy \d\/5\s+Enqueued 5\s+Retries 0\s+Scheduled 0\s+Dead 0/);
+  assert.match(
+    first,
+    /^tsqctl top\s+redis:\/\/127\.0\.0\.1:\d+\/0\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\s+every 2 s/,
+  );
+  assert.match(
+    first,
+    /Processed \d+ \(.+\/s\)\s+Failed \d+ \(.+\/s\)\s+Busy \d\/5\s+Enqueued 5\s+Retries 0\s+Scheduled 0\s+Dead 0/,
+  );
   assert.match(first, /PROCESSES \(1\)\n\s*PROCESS\s+TAGS\s+BUSY\/CONC\s+RSS\s+LAST BEAT\s+STARTED\s+QUEUES\n/);
-  assert.match(first, new RegExp(`${identity.replace(/[.]/g, "\\.")}\\s+\\[toptag\\]\\s+\\d/5\\s+[\\d.]+ MB\\s+.* ago\\s+.* ago\\s+work`));
+  assert.match(
+    first,
+    new RegExp(`${identity.replace(/[.]/g, "\\.")}\\s+\\[toptag\\]\\s+\\d/5\\s+[\\d.]+ MB\\s+.* ago\\s+.* ago\\s+work`),
+  );
   assert.match(first, /QUEUES \(3\)\nQUEUE\s+SIZE\s+LATENCY\n/);
   assert.match(first, /\nother\s+2\s+[\d.]+ s\n/);
   assert.match(first, /\nwaiting\s+3\s+[\d.]+ s\n/);
 
   // The next heartbeat (≤ 10 s) publishes the running SleepJob, and a refresh shows it.
-  await waitForScreen("top", (text) => new RegExp(`\\[toptag\\]\\s+1/5`).test(text) && /Busy 1\/5/.test(text), "top never showed busy 1/5");
+  await waitForScreen(
+    "top",
+    (text) => new RegExp(`\\[toptag\\]\\s+1/5`).test(text) && /Busy 1\/5/.test(text),
+    "top never showed busy 1/5",
+  );
   await client.push({ class: "RecordJob", args: [4], queue: "waiting" });
   await waitForScreen("top", (text) => /\nwaiting\s+4\s/.test(text), "top did not refresh the queue size");
 
@@ -105,12 +123,21 @@ test("top quits on Ctrl-C with status 0", async (t) => {
   open(t, "ctrlc", ["top", "--interval", "0.5"]);
   await waitForScreen("ctrlc", (text) => text.includes("QUEUES (0)"), "top did not draw");
   tmux("send-keys", "-t", "ctrlc", "C-c");
-  assert.match(await waitForScreen("ctrlc", (text) => text.includes("EXIT="), "top did not quit on Ctrl-C", 5000), /EXIT=0/);
+  assert.match(
+    await waitForScreen("ctrlc", (text) => text.includes("EXIT="), "top did not quit on Ctrl-C", 5000),
+    /EXIT=0/,
+  );
 });
 
 test("on a terminal, clear asks first: no keeps the set (status 1), yes clears it", async (t) => {
   if (!tmuxAvailable(t)) return;
-  await redis.redis.zadd(RETRY, "1800000000", '{"class":"A","args":[],"jid":"a"}', "1800000001", '{"class":"B","args":[],"jid":"b"}');
+  await redis.redis.zadd(
+    RETRY,
+    "1800000000",
+    '{"class":"A","args":[],"jid":"a"}',
+    "1800000001",
+    '{"class":"B","args":[],"jid":"b"}',
+  );
   open(t, "no", ["clear", "retry"]);
   await waitForScreen("no", (text) => text.includes("Clear the retry set (2 jobs)? [y/N]"), "no prompt");
   tmux("send-keys", "-t", "no", "n", "Enter");

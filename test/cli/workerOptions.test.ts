@@ -1,8 +1,7 @@
-import { describe, test, after } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { CommanderError } from "commander";
@@ -34,7 +33,9 @@ function usageError(argv: string[], message: RegExp): void {
   );
 }
 
-const packageVersion = (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const packageVersion = (
+  JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }
+).version;
 
 describe("defaults", () => {
   test("with no flags, file or environment, DEFAULTS apply", () => {
@@ -63,7 +64,13 @@ describe("precedence: flag > config file > environment > default", () => {
   const file = "concurrency: 5\ntimeout: 6\nredis_url: redis://file:6379/2\n";
   const flags = ["-c", "7", "-t", "8", "--redis-url", "redis://flag:6379/3"];
   const cases = [
-    { given: "default", argv: [], env: {}, config: undefined, expected: [DEFAULTS.concurrency, DEFAULTS.timeout, DEFAULTS.redisUrl] },
+    {
+      given: "default",
+      argv: [],
+      env: {},
+      config: undefined,
+      expected: [DEFAULTS.concurrency, DEFAULTS.timeout, DEFAULTS.redisUrl],
+    },
     { given: "environment", argv: [], env, config: undefined, expected: [3, 4, "redis://env:6379/1"] },
     { given: "config file", argv: [], env, config: file, expected: [5, 6, "redis://file:6379/2"] },
     { given: "flag", argv: flags, env, config: file, expected: [7, 8, "redis://flag:6379/3"] },
@@ -107,7 +114,10 @@ describe("config file and environment sections", () => {
     const all = { TSQ_ENV: "staging", APP_ENV: "production", NODE_ENV: "test" };
     assert.equal(resolve(["-e", "production"], all, workdir(config)).options.capsules[0]?.concurrency, 25);
     assert.equal(resolve([], all, workdir(config)).options.capsules[0]?.concurrency, 4);
-    assert.equal(resolve([], { APP_ENV: "production", NODE_ENV: "staging" }, workdir(config)).options.environment, "production");
+    assert.equal(
+      resolve([], { APP_ENV: "production", NODE_ENV: "staging" }, workdir(config)).options.environment,
+      "production",
+    );
     assert.equal(resolve([], { NODE_ENV: "staging" }, workdir(config)).options.capsules[0]?.concurrency, 4);
   });
 
@@ -133,26 +143,53 @@ describe("config file and environment sections", () => {
   });
 
   test("the cluster section is returned as is, apart from the options", () => {
-    const { cluster } = resolve([], {}, workdir("cluster:\n  processes: 2\n  groups: ['a,b', '*']\n  hang_threshold: 60\n"));
+    const { cluster } = resolve(
+      [],
+      {},
+      workdir("cluster:\n  processes: 2\n  groups: ['a,b', '*']\n  hang_threshold: 60\n"),
+    );
     assert.deepEqual(cluster, { processes: 2, groups: ["a,b", "*"], hangThreshold: 60 });
   });
 
   test("file-only settings and metrics", () => {
-    const cwd = workdir("max_retries: 3\nsidekiq_version: 6\nlabels: [x]\nfetch: reliable\nmetrics: { port: 9400, host: 0.0.0.0 }\n");
+    const cwd = workdir(
+      "max_retries: 3\nsidekiq_version: 6\nlabels: [x]\nfetch: reliable\nmetrics: { port: 9400, host: 0.0.0.0 }\n",
+    );
     const { options } = resolve([], {}, cwd);
     assert.deepEqual(
-      [options.maxRetries, options.sidekiqVersion, options.labels, options.fetch, options.metricsPort, options.metricsHost],
+      [
+        options.maxRetries,
+        options.sidekiqVersion,
+        options.labels,
+        options.fetch,
+        options.metricsPort,
+        options.metricsHost,
+      ],
       [3, 6, ["x"], "reliable", 9400, "0.0.0.0"],
     );
-    const flagged = resolve(["--fetch", "basic", "--metrics-port", "0", "--metrics-host", "::1", "-v"], {}, cwd).options;
-    assert.deepEqual([flagged.fetch, flagged.metricsPort, flagged.metricsHost, flagged.verbose], ["basic", 0, "::1", true]);
+    const flagged = resolve(
+      ["--fetch", "basic", "--metrics-port", "0", "--metrics-host", "::1", "-v"],
+      {},
+      cwd,
+    ).options;
+    assert.deepEqual(
+      [flagged.fetch, flagged.metricsPort, flagged.metricsHost, flagged.verbose],
+      ["basic", 0, "::1", true],
+    );
   });
 });
 
 describe("queues, capsules, require and tag", () => {
   test("-q name[,weight] repeated", () => {
     assert.deepEqual(resolve(["-q", "a,3", "-q", "b"]).options.capsules, [
-      { name: "default", concurrency: DEFAULTS.concurrency, queues: [{ name: "a", weight: 3 }, { name: "b", weight: 0 }] },
+      {
+        name: "default",
+        concurrency: DEFAULTS.concurrency,
+        queues: [
+          { name: "a", weight: 3 },
+          { name: "b", weight: 0 },
+        ],
+      },
     ]);
   });
 
@@ -167,7 +204,9 @@ describe("queues, capsules, require and tag", () => {
   });
 
   test("config capsules follow the default one and inherit its concurrency", () => {
-    const cwd = workdir("concurrency: 6\ncapsules:\n  serial: { concurrency: 1, queues: [serial] }\n  bulk: { queues: [bulk] }\n");
+    const cwd = workdir(
+      "concurrency: 6\ncapsules:\n  serial: { concurrency: 1, queues: [serial] }\n  bulk: { queues: [bulk] }\n",
+    );
     assert.deepEqual(resolve(["-c", "8"], {}, cwd).options.capsules, [
       { name: "default", concurrency: 8, queues: [{ name: "default", weight: 0 }] },
       { name: "serial", concurrency: 1, queues: [{ name: "serial", weight: 0 }] },
@@ -194,19 +233,31 @@ describe("queues, capsules, require and tag", () => {
 describe("bad flags are UsageErrors", () => {
   test("unknown option", () => usageError(["--bogus"], /^unknown option '--bogus'$/));
   test("non-integer concurrency", () => {
-    usageError(["--concurrency", "abc"], /^option '-c, --concurrency <n>' argument 'abc' is invalid\. Expected a positive integer\.$/);
+    usageError(
+      ["--concurrency", "abc"],
+      /^option '-c, --concurrency <n>' argument 'abc' is invalid\. Expected a positive integer\.$/,
+    );
     usageError(["-c", "0"], /argument '0' is invalid/);
     usageError(["-c", "1.5"], /argument '1\.5' is invalid/);
   });
   test("missing value", () => usageError(["-c"], /^option '-c, --concurrency <n>' argument missing$/));
   test("bad timeout", () => usageError(["-t", "0"], /^option '-t, --timeout <seconds>' argument '0' is invalid/));
-  test("bad queue weight", () => usageError(["-q", "a,0"], /^option '-q, --queue <name\[,weight\]>' argument 'a,0' is invalid\. Expected a queue name/));
-  test("a queue given twice", () => usageError(["-q", "a", "-q", "a,2"], /^queue "a" is given twice with -q; give it once, with a weight$/));
+  test("bad queue weight", () =>
+    usageError(
+      ["-q", "a,0"],
+      /^option '-q, --queue <name\[,weight\]>' argument 'a,0' is invalid\. Expected a queue name/,
+    ));
+  test("a queue given twice", () =>
+    usageError(["-q", "a", "-q", "a,2"], /^queue "a" is given twice with -q; give it once, with a weight$/));
   test("unknown fetch mode", () => usageError(["--fetch", "super"], /Allowed choices are basic, reliable/));
-  test("bad metrics port", () => usageError(["--metrics-port", "65536"], /argument '65536' is invalid\. Expected a TCP port/));
+  test("bad metrics port", () =>
+    usageError(["--metrics-port", "65536"], /argument '65536' is invalid\. Expected a TCP port/));
   test("stray arguments", () => usageError(["default"], /^too many arguments/));
   test("a bad Redis URL is shown without its password", () => {
-    usageError(["--redis-url", "http://u:secret@host"], /^--redis-url must be a redis:\/\/ or rediss:\/\/ URL .*, got http:\/\/u:\*\*\*@host\/$/);
+    usageError(
+      ["--redis-url", "http://u:secret@host"],
+      /^--redis-url must be a redis:\/\/ or rediss:\/\/ URL .*, got http:\/\/u:\*\*\*@host\/$/,
+    );
     usageError(["--redis_url=redis://u:secret@host"], /^unknown option '--redis_url=redis:\/\/u:\*\*\*@host'/);
   });
 });
@@ -215,11 +266,17 @@ describe("bad environment values are ConfigErrors naming the variable", () => {
   const cases: Array<[NodeJS.ProcessEnv, RegExp]> = [
     [{ TSQ_CONCURRENCY: "abc" }, /^TSQ_CONCURRENCY must be a positive integer, got "abc"; fix or unset it$/],
     [{ TSQ_TIMEOUT: "-1" }, /^TSQ_TIMEOUT must be a number of seconds > 0, got "-1"; fix or unset it$/],
-    [{ REDIS_URL: "http://u:secret@host" }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL .*, got http:\/\/u:\*\*\*@host\/; fix or unset it$/],
+    [
+      { REDIS_URL: "http://u:secret@host" },
+      /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL .*, got http:\/\/u:\*\*\*@host\/; fix or unset it$/,
+    ],
   ];
   for (const [env, message] of cases) {
     test(Object.keys(env).join(), () => {
-      assert.throws(() => resolve([], env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+      assert.throws(
+        () => resolve([], env),
+        (error: unknown) => error instanceof ConfigError && message.test(error.message),
+      );
     });
   }
 
@@ -232,14 +289,33 @@ describe("version and help", () => {
   test("-V prints the package version", () => {
     let out = "";
     // exitOverride() without a callback makes commander throw instead of exiting this test process.
-    const command = buildWorkerCommand().exitOverride().configureOutput({ writeOut: (text) => (out += text) });
-    assert.throws(() => command.parse(["-V"], { from: "user" }), (error: unknown) => error instanceof CommanderError && error.code === "commander.version");
+    const command = buildWorkerCommand()
+      .exitOverride()
+      .configureOutput({ writeOut: (text) => (out += text) });
+    assert.throws(
+      () => command.parse(["-V"], { from: "user" }),
+      (error: unknown) => error instanceof CommanderError && error.code === "commander.version",
+    );
     assert.equal(out, `${packageVersion}\n`);
   });
 
   test("help gives every flag with its default", () => {
     const help = buildWorkerCommand().helpInformation();
-    for (const flag of ["-r, --require", "-q, --queue", "-c, --concurrency", "-t, --timeout", "-C, --config", "-g, --tag", "-e, --environment", "-v, --verbose", "-V, --version", "--redis-url", "--fetch", "--metrics-port", "--metrics-host"]) {
+    for (const flag of [
+      "-r, --require",
+      "-q, --queue",
+      "-c, --concurrency",
+      "-t, --timeout",
+      "-C, --config",
+      "-g, --tag",
+      "-e, --environment",
+      "-v, --verbose",
+      "-V, --version",
+      "--redis-url",
+      "--fetch",
+      "--metrics-port",
+      "--metrics-host",
+    ]) {
       assert.ok(help.includes(flag), flag);
     }
     assert.equal(help.match(/\(default:\s/g)?.length, 12); // every flag but -V and -h
@@ -267,7 +343,10 @@ describe("the CLI exit status", () => {
   test("a bad flag exits 2 with the message and usage on stderr", () => {
     const result = run(["--concurrency", "abc"]);
     assert.equal(result.status, 2);
-    assert.match(result.stderr, /^tsq: option '-c, --concurrency <n>' argument 'abc' is invalid\. Expected a positive integer\.\n\nUsage: tsq \[options\]\n/);
+    assert.match(
+      result.stderr,
+      /^tsq: option '-c, --concurrency <n>' argument 'abc' is invalid\. Expected a positive integer\.\n\nUsage: tsq \[options\]\n/,
+    );
     assert.equal(result.stdout, "");
   });
 
@@ -292,6 +371,9 @@ describe("the CLI exit status", () => {
 
   test("other errors are rethrown, not turned into status 2", () => {
     const error = new Error("boom");
-    assert.throws(() => exitOnOptionError(error, new PassThrough()), (thrown: unknown) => thrown === error);
+    assert.throws(
+      () => exitOnOptionError(error, new PassThrough()),
+      (thrown: unknown) => thrown === error,
+    );
   });
 });

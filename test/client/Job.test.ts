@@ -40,7 +40,8 @@ async function queued(queue: string): Promise<Stored[]> {
 async function scheduled(): Promise<{ job: Stored; score: number }[]> {
   const flat = await redis.redis.zrange("schedule", 0, -1, "WITHSCORES");
   const out: { job: Stored; score: number }[] = [];
-  for (let i = 0; i < flat.length; i += 2) out.push({ job: JSON.parse(flat[i]!) as Stored, score: Number(flat[i + 1]) });
+  for (let i = 0; i < flat.length; i += 2)
+    out.push({ job: JSON.parse(flat[i]!) as Stored, score: Number(flat[i + 1]) });
   return out;
 }
 
@@ -112,7 +113,10 @@ describe("performIn / performAt", () => {
     await HardJob.performIn(-5, "neg", 1);
     await HardJob.performIn(0, "zero", 1);
     assert.equal(await redis.redis.zcard("schedule"), 0);
-    assert.deepEqual((await queued("critical")).map((j) => j.args[0]), ["zero", "neg"]);
+    assert.deepEqual(
+      (await queued("critical")).map((j) => j.args[0]),
+      ["zero", "neg"],
+    );
   });
 
   test("performAt(Date) schedules at that instant", async () => {
@@ -136,8 +140,14 @@ describe("performIn / performAt", () => {
   });
 
   test("invalid times are rejected before anything is written", async () => {
-    await assert.rejects(async () => HardJob.performAt(new Date("nope"), "x", 1), new ArgumentError("the run time is an invalid Date"));
-    await assert.rejects(async () => HardJob.performIn(NaN, "x", 1), /expected seconds or a Date for the run time, got NaN/);
+    await assert.rejects(
+      async () => HardJob.performAt(new Date("nope"), "x", 1),
+      new ArgumentError("the run time is an invalid Date"),
+    );
+    await assert.rejects(
+      async () => HardJob.performIn(NaN, "x", 1),
+      /expected seconds or a Date for the run time, got NaN/,
+    );
     await assert.rejects(async () => HardJob.performIn(Infinity, "x", 1), ArgumentError);
     assert.equal(await redis.redis.dbsize(), 0);
   });
@@ -177,7 +187,9 @@ describe("set", () => {
   });
 
   test("set calls chain, later options winning; custom options go snake_case", async () => {
-    await HardJob.set({ queue: "a", tags: ["x"] }).set({ queue: "b", customFlag: true }).performAsync("c", 1);
+    await HardJob.set({ queue: "a", tags: ["x"] })
+      .set({ queue: "b", customFlag: true })
+      .performAsync("c", 1);
     const [job] = await queued("b");
     assert.deepEqual(job?.tags, ["x"]);
     assert.equal(job?.custom_flag, true);
@@ -195,16 +207,37 @@ describe("set", () => {
 
 describe("performBulk", () => {
   test("enqueues every argument list in order and returns their jids", async () => {
-    const jids = await HardJob.performBulk([["a", 1], ["b", 2], ["c", 3]]);
+    const jids = await HardJob.performBulk([
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+    ]);
     assert.equal(jids.length, 3);
     const jobs = (await queued("critical")).reverse();
-    assert.deepEqual(jobs.map((j) => j.jid), jids);
-    assert.deepEqual(jobs.map((j) => j.args), [["a", 1], ["b", 2], ["c", 3]]);
+    assert.deepEqual(
+      jobs.map((j) => j.jid),
+      jids,
+    );
+    assert.deepEqual(
+      jobs.map((j) => j.args),
+      [
+        ["a", 1],
+        ["b", 2],
+        ["c", 3],
+      ],
+    );
   });
 
   test("set({wait}).performBulk schedules them all at one time; batchSize is passed on", async () => {
     await redis.redis.config("RESETSTAT");
-    const jids = await HardJob.set({ wait: 60 }).performBulk([["a", 1], ["b", 2], ["c", 3]], { batchSize: 2 });
+    const jids = await HardJob.set({ wait: 60 }).performBulk(
+      [
+        ["a", 1],
+        ["b", 2],
+        ["c", 3],
+      ],
+      { batchSize: 2 },
+    );
     const entries = await scheduled();
     assert.equal(entries.length, 3);
     assert.equal(new Set(entries.map((e) => e.score)).size, 1);

@@ -68,7 +68,10 @@ describe("verifyStrictArgs rejects", () => {
     rejects([{ items: [{}, {}, { "a b": undefined }] }], 'args[0].items[2]["a b"] is undefined');
   });
   test("a custom root path", () => {
-    assert.throws(() => verifyStrictArgs(new Date(), "tags"), new ArgumentError(`tags is a Date (pass date.toISOString() or epoch seconds); ${HINT}`));
+    assert.throws(
+      () => verifyStrictArgs(new Date(), "tags"),
+      new ArgumentError(`tags is a Date (pass date.toISOString() or epoch seconds); ${HINT}`),
+    );
   });
 });
 
@@ -89,7 +92,7 @@ describe("verifyStrictArgs accepts", () => {
     verifyStrictArgs([shared, shared, [shared], { a: shared, b: shared }]);
   });
   test("keys that need quoting", () => {
-    verifyStrictArgs([{ "a b": 1, "": 2, "1": 3, "ü": 4 }]);
+    verifyStrictArgs([{ "a b": 1, "": 2, "1": 3, ü: 4 }]);
   });
 });
 
@@ -126,7 +129,11 @@ describe("Client.push and strict args", () => {
         assert.match(error.message, message, label);
         return true;
       });
-      await assert.rejects(client.push({ class: "StrictJob", args: [value], at: Date.now() / 1000 + 60 }), ArgumentError, label);
+      await assert.rejects(
+        client.push({ class: "StrictJob", args: [value], at: Date.now() / 1000 + 60 }),
+        ArgumentError,
+        label,
+      );
       await assert.rejects(client.pushBulk({ class: "StrictJob", args: [[1], [value]] }), ArgumentError, label);
     }
     assert.equal(await redis.redis.dbsize(), 0);
@@ -134,14 +141,26 @@ describe("Client.push and strict args", () => {
 
   test("checks option fields too, naming the field", async () => {
     const client = useClient();
-    await assert.rejects(client.push({ class: "StrictJob", args: [], tags: [new Date()] }), /^ArgumentError: tags\[0\] is a Date/);
-    await assert.rejects(client.push({ class: "StrictJob", args: [], custom: { when: 1n } }), /^ArgumentError: custom\.when is a BigInt/);
+    await assert.rejects(
+      client.push({ class: "StrictJob", args: [], tags: [new Date()] }),
+      /^ArgumentError: tags\[0\] is a Date/,
+    );
+    await assert.rejects(
+      client.push({ class: "StrictJob", args: [], custom: { when: 1n } }),
+      /^ArgumentError: custom\.when is a BigInt/,
+    );
     assert.equal(await redis.redis.dbsize(), 0);
   });
 
   test("runs after client middleware, so middleware may make arguments JSON-native", async () => {
     const client = useClient();
-    const fixer = (_class: string, job: { args: unknown[] }, _queue: string, _redis: unknown, next: () => Promise<void>) => {
+    const fixer = (
+      _class: string,
+      job: { args: unknown[] },
+      _queue: string,
+      _redis: unknown,
+      next: () => Promise<void>,
+    ) => {
       job.args = job.args.map((a) => (a instanceof Date ? a.toISOString() : a));
       return next();
     };
@@ -155,14 +174,23 @@ describe("Client.push and strict args", () => {
   test("a payload over maxPayloadBytes throws PayloadTooLargeError and writes nothing", async () => {
     const small = new Client({ redis: redis.redis, maxPayloadBytes: 1024 });
     const big = "x".repeat(2048);
-    await assert.rejects(small.push({ class: "BigJob", args: [big], jid: "0123456789abcdef01234567" }), (error: unknown) => {
-      assert.ok(error instanceof PayloadTooLargeError);
-      assert.equal(error.name, "PayloadTooLargeError");
-      assert.match(error.message, /^job BigJob \(jid 0123456789abcdef01234567\) is 2\d{3} bytes, over the limit of 1024 bytes \(maxPayloadBytes\);/);
-      assert.match(error.message, /store large data elsewhere and pass a reference/);
-      return true;
-    });
-    await assert.rejects(small.push({ class: "BigJob", args: [big], at: Date.now() / 1000 + 60 }), PayloadTooLargeError);
+    await assert.rejects(
+      small.push({ class: "BigJob", args: [big], jid: "0123456789abcdef01234567" }),
+      (error: unknown) => {
+        assert.ok(error instanceof PayloadTooLargeError);
+        assert.equal(error.name, "PayloadTooLargeError");
+        assert.match(
+          error.message,
+          /^job BigJob \(jid 0123456789abcdef01234567\) is 2\d{3} bytes, over the limit of 1024 bytes \(maxPayloadBytes\);/,
+        );
+        assert.match(error.message, /store large data elsewhere and pass a reference/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      small.push({ class: "BigJob", args: [big], at: Date.now() / 1000 + 60 }),
+      PayloadTooLargeError,
+    );
     // One oversized job in a bulk push: nothing of that slice is written.
     await assert.rejects(small.pushBulk({ class: "BigJob", args: [["ok"], [big]] }), PayloadTooLargeError);
     assert.equal(await redis.redis.dbsize(), 0);
@@ -171,8 +199,10 @@ describe("Client.push and strict args", () => {
     await small.close();
   });
 
-  test("the default limit is 5 MB and the message gives exact bytes and MB", async () => {
-    const client = useClient();
+  test("the default limit is 5 MB and the message gives exact bytes and MB", async (t) => {
+    // Compression off: 5 MB of "x" would deflate to a few KB (test/payloadSize covers the compressed case).
+    const client = new Client({ redis: redis.url, compressThresholdBytes: 0 });
+    t.after(() => client.close());
     const big = "x".repeat(5 * 1024 * 1024);
     await assert.rejects(
       client.push({ class: "BigJob", args: [big] }),

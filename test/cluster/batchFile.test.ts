@@ -3,7 +3,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { BatchWriter, batchReporter, makeBatchDir, readBatchFile, removeBatchFiles } from "../../src/cluster/batchFile.js";
+import {
+  BatchWriter,
+  batchReporter,
+  makeBatchDir,
+  readBatchFile,
+  removeBatchFiles,
+} from "../../src/cluster/batchFile.js";
 import { batchJobs, describeBatch } from "../../src/server/ProcessState.js";
 
 test("a batch file holds the latest batch; a shorter one after a longer one reads back exactly", () => {

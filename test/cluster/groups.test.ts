@@ -92,8 +92,14 @@ describe("resolveGroups", () => {
       () => resolveGroups(["  "], known),
       'queue group 0 ("  ") is empty; give a comma-separated list of queues, e.g. "critical,default", or "*" for every queue',
     );
-    configError(() => resolveGroups(["a,,b"], known), 'queue group 0 ("a,,b") has an empty queue name; remove the extra comma');
-    configError(() => resolveGroups(["a,"], known), 'queue group 0 ("a,") has an empty queue name; remove the extra comma');
+    configError(
+      () => resolveGroups(["a,,b"], known),
+      'queue group 0 ("a,,b") has an empty queue name; remove the extra comma',
+    );
+    configError(
+      () => resolveGroups(["a,"], known),
+      'queue group 0 ("a,") has an empty queue name; remove the extra comma',
+    );
     configError(
       () => resolveGroups(["a b"], known),
       'queue group 0 ("a b") has a queue name with whitespace, "a b"; separate queues with commas',
@@ -122,7 +128,13 @@ describe("planChildren", () => {
   test("one child per group, numbered across groups", () => {
     const plan = planChildren(groups, 1, 10, labels);
     assert.deepEqual(
-      plan.map(({ index, group, groupLabel, queues, concurrency }) => [index, group, groupLabel, queues.map((q) => q.name), concurrency]),
+      plan.map(({ index, group, groupLabel, queues, concurrency }) => [
+        index,
+        group,
+        groupLabel,
+        queues.map((q) => q.name),
+        concurrency,
+      ]),
       [
         [0, 0, "a,b", ["a", "b"], 10],
         [1, 1, "c", ["c"], 10],

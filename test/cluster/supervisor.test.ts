@@ -14,7 +14,6 @@ import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq, type TsqProcess } from "../helpers/tsqProcess.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
-import { Client } from "../../src/client/Client.js";
 import { BROKEN_JOBS_MESSAGE } from "../jobs/brokenJobsMessage.js";
 import { pushJobs, scratchDir } from "../helpers/fixtures.js";
 
@@ -35,7 +34,11 @@ function fastConfig(extra = ""): string {
 
 /** Starts `tsq-cluster <args> -C <fast config> --metrics-port 0`; stopped after the test. */
 function startCluster(t: TestContext, args: string[]): TsqProcess {
-  const proc = startTsq([...args, "-C", fastConfig(), "--metrics-port", "0"], { REDIS_URL: handle.url }, "bin/tsq-cluster.js");
+  const proc = startTsq(
+    [...args, "-C", fastConfig(), "--metrics-port", "0"],
+    { REDIS_URL: handle.url },
+    "bin/tsq-cluster.js",
+  );
   t.after(async () => {
     await proc.stop(15_000);
   });
@@ -53,7 +56,8 @@ function runCluster(args: string[]): { status: number | null; stdout: string; st
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const push = (className: string, argsList: unknown[][], queue = "default") => pushJobs(handle.url, className, argsList, queue);
+const push = (className: string, argsList: unknown[][], queue = "default") =>
+  pushJobs(handle.url, className, argsList, queue);
 
 /** True while `pid` exists and is not a zombie (PID 1 here may not reap orphans promptly). */
 function alive(pid: number): boolean {
@@ -98,7 +102,9 @@ async function waitForChildren(ppid: number, n: number, ms = 30_000, proc?: TsqP
     async () => {
       const procs = await registered();
       const kids = childPids(ppid);
-      return procs.size === n && kids.length === n && [...procs.values()].every((pid) => kids.includes(pid)) ? procs : undefined;
+      return procs.size === n && kids.length === n && [...procs.values()].every((pid) => kids.includes(pid))
+        ? procs
+        : undefined;
     },
     ms,
     `${n} children registered in "processes"${proc ? `; output:\n${proc.output().slice(-3000)}` : ""}`,
@@ -136,7 +142,10 @@ test("--processes 4 drains 50,000 jobs; Ruby ProcessSet and SCARD processes both
   if (!requireRubySidekiq(t)) return;
   const N = 50_000;
   const pushStart = performance.now();
-  await push("CountJob", Array.from({ length: N }, (_, i) => [i]));
+  await push(
+    "CountJob",
+    Array.from({ length: N }, (_, i) => [i]),
+  );
   report(`pushed ${N} CountJobs in ${((performance.now() - pushStart) / 1000).toFixed(1)} s`);
   assert.equal(await handle.redis.llen("queue:default"), N);
 
@@ -154,7 +163,12 @@ test("--processes 4 drains 50,000 jobs; Ruby ProcessSet and SCARD processes both
   assert.equal(await handle.redis.scard("processes"), 4);
   assert.ok(!ruby.pids.includes(pid), "the supervisor itself is not a Sidekiq process");
 
-  await eventually(async () => (await handle.redis.get("counted")) !== null && Number(await handle.redis.get("counted")) >= N, 120_000, `${N} jobs counted`, 100);
+  await eventually(
+    async () => (await handle.redis.get("counted")) !== null && Number(await handle.redis.get("counted")) >= N,
+    120_000,
+    `${N} jobs counted`,
+    100,
+  );
   const done = performance.now();
   assert.equal(await handle.redis.llen("queue:default"), 0);
   assert.equal(await handle.redis.bitcount("counted:bits"), N, "every index ran at least once");
@@ -176,7 +190,10 @@ test("--processes 4 drains 50,000 jobs; Ruby ProcessSet and SCARD processes both
 test("SIGKILL one child during work: a replacement runs within 2 s, the dead identity is pruned within 2 s, the rest completes", async (t) => {
   const N = 6000;
   const CONCURRENCY = 10;
-  await push("NapCountJob", Array.from({ length: N }, (_, i) => [i, 20]));
+  await push(
+    "NapCountJob",
+    Array.from({ length: N }, (_, i) => [i, 20]),
+  );
   const cluster = startCluster(t, ["-r", TEST_JOBS, "--processes", "4", "-c", String(CONCURRENCY), "-t", "5"]);
   const pid = cluster.child.pid!;
   const before = await waitForChildren(pid, 4, 30_000, cluster);
@@ -191,7 +208,8 @@ test("SIGKILL one child during work: a replacement runs within 2 s, the dead ide
   let replacement: string | undefined;
   const knownPids = new Set(before.values());
   while (performance.now() - killedAt < 10_000 && (replacedMs === undefined || prunedMs === undefined)) {
-    if (forkedMs === undefined && childPids(pid).some((p) => !knownPids.has(p) && alive(p))) forkedMs = performance.now() - killedAt;
+    if (forkedMs === undefined && childPids(pid).some((p) => !knownPids.has(p) && alive(p)))
+      forkedMs = performance.now() - killedAt;
     const now = await registered();
     if (prunedMs === undefined && !now.has(victimIdentity)) prunedMs = performance.now() - killedAt;
     const fresh = [...now.entries()].find(([id, p]) => !before.has(id) && alive(p));
@@ -201,21 +219,34 @@ test("SIGKILL one child during work: a replacement runs within 2 s, the dead ide
     }
     await sleep(25);
   }
-  report(`SIGKILL child: replacement process running after ${forkedMs?.toFixed(0)} ms, registered in Redis after ${replacedMs?.toFixed(0)} ms, dead identity pruned after ${prunedMs?.toFixed(0)} ms`);
+  report(
+    `SIGKILL child: replacement process running after ${forkedMs?.toFixed(0)} ms, registered in Redis after ${replacedMs?.toFixed(0)} ms, dead identity pruned after ${prunedMs?.toFixed(0)} ms`,
+  );
   // Running = a live replacement process (forked after the 1 s restart back-off); its first heartbeat
   // follows once it has booted, which on a loaded 2-core machine can take another second.
-  assert.ok(forkedMs !== undefined && forkedMs < 2000, `replacement process after ${forkedMs} ms (limit 2000)\n${cluster.output().slice(-3000)}`);
-  assert.ok(replacedMs !== undefined && replacedMs < 5000, `replacement registered after ${replacedMs} ms (limit 5000)`);
+  assert.ok(
+    forkedMs !== undefined && forkedMs < 2000,
+    `replacement process after ${forkedMs} ms (limit 2000)\n${cluster.output().slice(-3000)}`,
+  );
+  assert.ok(
+    replacedMs !== undefined && replacedMs < 5000,
+    `replacement registered after ${replacedMs} ms (limit 5000)`,
+  );
   assert.ok(prunedMs !== undefined && prunedMs < 2000, `dead identity pruned after ${prunedMs} ms (limit 2000)`);
   assert.equal(await handle.redis.exists(`${victimIdentity}:work`), 0, "the dead child's work hash is gone");
   assert.ok(!alive(victimPid));
-  const crash = await cluster.waitForLine((l) => l.role === "supervisor" && l.msg === "child exited unexpectedly", 5000);
+  const crash = await cluster.waitForLine(
+    (l) => l.role === "supervisor" && l.msg === "child exited unexpectedly",
+    5000,
+  );
   assert.equal(crash.signal, "SIGKILL");
   const restart = await cluster.waitForLine((l) => l.role === "supervisor" && l.msg === "restarting child", 5000);
   const booted = cluster.lines.find((l) => l.msg === "tsq worker started" && l.identity === replacement);
   if (booted) {
     const bootMs = (booted.time as number) - (restart.time as number) - (restart.delay_ms as number);
-    report(`SIGKILL child: restart back-off ${String(restart.delay_ms)} ms, then the replacement booted in ~${bootMs} ms (fork to "tsq worker started")`);
+    report(
+      `SIGKILL child: restart back-off ${String(restart.delay_ms)} ms, then the replacement booted in ~${bootMs} ms (fork to "tsq worker started")`,
+    );
   }
 
   // The cluster is back to 4 and drains the queue. BasicFetch (like Sidekiq's) loses what the killed
@@ -249,15 +280,25 @@ async function hangTest(t: TestContext, warmupMs: number, label: string): Promis
   const pid = cluster.child.pid!;
   const before = await waitForChildren(pid, 2, 30_000, cluster);
   const [jid] = await push("CpuSpinJob", [[120, warmupMs]]);
-  const spin = await eventually(async () => (await handle.redis.lindex("spinning", 0)) ?? undefined, 15_000, "spin started", 20);
+  const spin = await eventually(
+    async () => (await handle.redis.lindex("spinning", 0)) ?? undefined,
+    15_000,
+    "spin started",
+    20,
+  );
   const spinStarted = performance.now();
   const spinPid = (JSON.parse(spin) as { pid: number }).pid;
   const spinIdentity = [...before.entries()].find(([, p]) => p === spinPid)?.[0];
   assert.ok(spinIdentity, "the spinning job runs in a registered child");
 
-  const hung = await cluster.waitForLine((l) => l.role === "supervisor" && typeof l.msg === "string" && l.msg.includes("hung"), 30_000);
+  const hung = await cluster.waitForLine(
+    (l) => l.role === "supervisor" && typeof l.msg === "string" && l.msg.includes("hung"),
+    30_000,
+  );
   const detectedS = (performance.now() - spinStarted) / 1000;
-  report(`hang (${label}): detected ${detectedS.toFixed(1)} s after the job started spinning (threshold 5 s); line: ${hung.msg}`);
+  report(
+    `hang (${label}): detected ${detectedS.toFixed(1)} s after the job started spinning (threshold 5 s); line: ${String(hung.msg)}`,
+  );
   assert.ok(detectedS >= 4, `not before the threshold: ${detectedS} s`);
   assert.ok(detectedS < 15, `detected within threshold + a few checks: ${detectedS} s`);
   assert.equal(hung.pid, spinPid, "the line names the hung child's pid");
@@ -269,14 +310,19 @@ async function hangTest(t: TestContext, warmupMs: number, label: string): Promis
   assert.ok(!after.has(spinIdentity), "the hung identity is gone");
   assert.ok([...after.values()].every((p) => p !== spinPid));
   assert.equal(after.size, 2);
-  report(`hang (${label}): replacement registered ${((performance.now() - spinStarted) / 1000).toFixed(1)} s after the spin started`);
+  report(
+    `hang (${label}): replacement registered ${((performance.now() - spinStarted) / 1000).toFixed(1)} s after the spin started`,
+  );
   assert.equal(await cluster.stop(), 0);
 
   // Last, so a missing job name does not hide the results above.
   const msg = hung.msg as string;
   const jobs = (hung.jobs ?? []) as { class?: string; jid?: string }[];
   assert.ok(msg.includes(`CpuSpinJob ${jid}`), `the hang line names the job (class and jid ${jid}): ${msg}`);
-  assert.ok(jobs.some((j) => j.class === "CpuSpinJob" && j.jid === jid), JSON.stringify(jobs));
+  assert.ok(
+    jobs.some((j) => j.class === "CpuSpinJob" && j.jid === jid),
+    JSON.stringify(jobs),
+  );
 }
 
 test("a job that runs 1.5 s, then spins the CPU for 120 s: its child is detected as hung (threshold 5 s) and replaced; the log names the job", async (t) => {
@@ -352,7 +398,12 @@ test('process groups live: with "a,b" c, jobs on a and b run only in child 0, jo
   }
 
   const per = 30;
-  for (const queue of ["a", "b", "c", "d"]) await push("RecordJob", Array.from({ length: per }, (_, i) => [queue, i]), queue);
+  for (const queue of ["a", "b", "c", "d"])
+    await push(
+      "RecordJob",
+      Array.from({ length: per }, (_, i) => [queue, i]),
+      queue,
+    );
   await eventually(async () => (await handle.redis.llen("ran")) >= 3 * per, 20_000, "a, b and c jobs ran");
   await sleep(1500);
   const ran = (await handle.redis.lrange("ran", 0, -1)).map((j) => JSON.parse(j) as { pid: number; queue: string });
@@ -379,7 +430,10 @@ test('process groups live: with "a,b" c, jobs on a and b run only in child 0, jo
 // 5. TERM, and TSTP then TERM
 
 test("TERM with 10 long jobs and -t 2: every child stops, the jobs are back in Redis, exit 0 within -t + 5 s", async (t) => {
-  const jids = await push("SleepJob", Array.from({ length: 10 }, () => [60]));
+  const jids = await push(
+    "SleepJob",
+    Array.from({ length: 10 }, () => [60]),
+  );
   const cluster = startCluster(t, ["-r", TEST_JOBS, "--processes", "2", "-c", "5", "-t", "2"]);
   const pid = cluster.child.pid!;
   const procs = await waitForChildren(pid, 2, 30_000, cluster);
@@ -404,7 +458,10 @@ test("TERM with 10 long jobs and -t 2: every child stops, the jobs are back in R
 });
 
 test("TSTP then TERM, as a deploy does: after TSTP no new job is fetched, running jobs finish, TERM exits 0", async (t) => {
-  await push("SleepJob", Array.from({ length: 4 }, () => [3]));
+  await push(
+    "SleepJob",
+    Array.from({ length: 4 }, () => [3]),
+  );
   // 3 slots per child, 2 busy: the idle slot's fetch is blocked in BRPOP when TSTP arrives.
   const cluster = startCluster(t, ["-r", TEST_JOBS, "--processes", "2", "-c", "3", "-t", "10"]);
   const pid = cluster.child.pid!;
@@ -420,7 +477,10 @@ test("TSTP then TERM, as a deploy does: after TSTP no new job is fetched, runnin
     'both children report quiet="true"',
     50,
   );
-  const jids = await push("RecordJob", Array.from({ length: 5 }, (_, i) => ["after-tstp", i]));
+  const jids = await push(
+    "RecordJob",
+    Array.from({ length: 5 }, (_, i) => ["after-tstp", i]),
+  );
   // The SleepJobs (3 s) finish; nothing new starts.
   await eventually(async () => (await handle.redis.llen("ran")) === 4, 10_000, "running jobs finished after TSTP");
   await sleep(2500);
@@ -450,7 +510,10 @@ test("a job module that throws on load: the supervisor exits non-zero in seconds
   const pid = cluster.child.pid!;
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
-  const code = await Promise.race([cluster.exited, new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), 60_000)))]);
+  const code = await Promise.race([
+    cluster.exited,
+    new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), 60_000))),
+  ]);
   clearTimeout(timer);
   const seconds = (performance.now() - started) / 1000;
   report(`broken module: supervisor exited ${code} after ${seconds.toFixed(1)} s`);
@@ -459,7 +522,10 @@ test("a job module that throws on load: the supervisor exits non-zero in seconds
   assert.ok(seconds < 15, `gave up after ${seconds} s`);
   const fatal = cluster.lines.find((l) => l.role === "supervisor" && l.level === 60);
   assert.ok(fatal, `a fatal supervisor line:\n${cluster.output().slice(-3000)}`);
-  assert.ok(String(fatal.msg).includes(BROKEN_JOBS_MESSAGE), `the module's error is in the supervisor's line: ${fatal.msg}`);
+  assert.ok(
+    String(fatal.msg).includes(BROKEN_JOBS_MESSAGE),
+    `the module's error is in the supervisor's line: ${String(fatal.msg)}`,
+  );
   assert.ok(cluster.output().includes(BROKEN_JOBS_MESSAGE));
   const forks = cluster.lines.filter((l) => l.role === "supervisor" && l.msg === "child exited unexpectedly").length;
   assert.ok(forks <= 6, `did not fork forever: ${forks} child exits`);
@@ -476,7 +542,10 @@ test("a job module that throws on load: the supervisor exits non-zero in seconds
 // 7. kill -9 of the supervisor
 
 test("kill -9 of the supervisor: every child is gone within -t + 5 s and their jobs are back in the queue", async (t) => {
-  const jids = await push("SleepJob", Array.from({ length: 10 }, () => [60]));
+  const jids = await push(
+    "SleepJob",
+    Array.from({ length: 10 }, () => [60]),
+  );
   const cluster = startCluster(t, ["-r", TEST_JOBS, "--processes", "2", "-c", "5", "-t", "2"]);
   const pid = cluster.child.pid!;
   await waitForChildren(pid, 2, 30_000, cluster);
@@ -487,7 +556,7 @@ test("kill -9 of the supervisor: every child is gone within -t + 5 s and their j
   process.kill(pid, "SIGKILL");
   const killed = performance.now();
   await cluster.exited;
-  let goneMs = Infinity;
+  let goneMs: number;
   try {
     await eventually(async () => kids.every((k) => !alive(k)), 2000 + 5000 + 1000, "orphaned children exit", 50);
     goneMs = performance.now() - killed;
@@ -508,7 +577,10 @@ test("kill -9 of the supervisor: every child is gone within -t + 5 s and their j
 test("USR2 under load: every child is replaced, no job is lost, throughput never drops to zero", async (t) => {
   const N = 12_000;
   const CHILDREN = 4;
-  await push("NapCountJob", Array.from({ length: N }, (_, i) => [i, 50]));
+  await push(
+    "NapCountJob",
+    Array.from({ length: N }, (_, i) => [i, 50]),
+  );
   const cluster = startCluster(t, ["-r", TEST_JOBS, "--processes", String(CHILDREN), "-c", "10", "-t", "10"]);
   const pid = cluster.child.pid!;
   const before = await waitForChildren(pid, CHILDREN, 30_000, cluster);
@@ -563,7 +635,8 @@ test("USR2 under load: every child is replaced, no job is lost, throughput never
   const stalls: string[] = [];
   for (let i = 1; i < samples.length; i++) {
     const [prev, cur] = [samples[i - 1]!, samples[i]!];
-    if (prev.queued > 0 && cur.counted <= prev.counted) stalls.push(`${((prev.at - sent) / 1000).toFixed(2)}s→${((cur.at - sent) / 1000).toFixed(2)}s at ${cur.counted}`);
+    if (prev.queued > 0 && cur.counted <= prev.counted)
+      stalls.push(`${((prev.at - sent) / 1000).toFixed(2)}s→${((cur.at - sent) / 1000).toFixed(2)}s at ${cur.counted}`);
   }
   const rates = samples.slice(1).map((s, i) => (s.counted - samples[i]!.counted) / ((s.at - samples[i]!.at) / 1000));
   const minProcesses = Math.min(...samples.map((s) => s.processes));

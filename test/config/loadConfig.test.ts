@@ -125,7 +125,14 @@ describe("loadConfig: reading", () => {
 
   test("a capsule without concurrency leaves it to the top level", () => {
     assert.deepEqual(load("capsules:\n  bulk: { queues: [bulk, [mail, 2]] }").capsules, [
-      { name: "bulk", concurrency: undefined, queues: [{ name: "bulk", weight: 0 }, { name: "mail", weight: 2 }] },
+      {
+        name: "bulk",
+        concurrency: undefined,
+        queues: [
+          { name: "bulk", weight: 0 },
+          { name: "mail", weight: 2 },
+        ],
+      },
     ]);
   });
 
@@ -135,7 +142,8 @@ describe("loadConfig: reading", () => {
 });
 
 describe("loadConfig: environment sections", () => {
-  const text = "concurrency: 10\ntimeout: 8\nqueues: [a]\nproduction:\n  concurrency: 25\n  queues: [b, c]\nstaging:\n  concurrency: 5\n";
+  const text =
+    "concurrency: 10\ntimeout: 8\nqueues: [a]\nproduction:\n  concurrency: 25\n  queues: [b, c]\nstaging:\n  concurrency: 5\n";
 
   test("the section of the environment is merged over the top level", () => {
     assert.deepEqual(load(text, "production"), {
@@ -159,20 +167,33 @@ describe("loadConfig: environment sections", () => {
 
   test("a bad key or value inside the chosen section names its path", () => {
     rejects("production:\n  concurency: 3\n", /^config\/tsq\.yml: unknown key "production\.concurency"/, "production");
-    rejects("production:\n  timeout: -1\n", 'config/tsq.yml: production.timeout must be a number > 0, got -1', "production");
+    rejects(
+      "production:\n  timeout: -1\n",
+      "config/tsq.yml: production.timeout must be a number > 0, got -1",
+      "production",
+    );
   });
 });
 
 describe("loadConfig: rejections", () => {
   test("an unknown key is named, with what to do", () => {
-    rejects("concurency: 10", /^config\/tsq\.yml: unknown key "concurency"; fix its spelling or remove it \(known keys: require, concurrency, /);
-    rejects("capsules:\n  serial: { concurrency: 1, queues: [s], weight: 2 }", /unknown key "capsules\.serial\.weight"/);
+    rejects(
+      "concurency: 10",
+      /^config\/tsq\.yml: unknown key "concurency"; fix its spelling or remove it \(known keys: require, concurrency, /,
+    );
+    rejects(
+      "capsules:\n  serial: { concurrency: 1, queues: [s], weight: 2 }",
+      /unknown key "capsules\.serial\.weight"/,
+    );
     rejects("cluster:\n  procesess: 2", /unknown key "cluster\.procesess"/);
     rejects("metrics: { port: 1, hots: x }", /unknown key "metrics\.hots"/);
   });
 
   test("a bad value names the key path and the value", () => {
-    rejects('capsules:\n  serial: { concurrency: "x", queues: [serial] }', 'config/tsq.yml: capsules.serial.concurrency must be a positive integer, got "x"');
+    rejects(
+      'capsules:\n  serial: { concurrency: "x", queues: [serial] }',
+      'config/tsq.yml: capsules.serial.concurrency must be a positive integer, got "x"',
+    );
     rejects("concurrency: 0", "config/tsq.yml: concurrency must be a positive integer, got 0");
     rejects("concurrency: 2.5", "config/tsq.yml: concurrency must be a positive integer, got 2.5");
     rejects('concurrency: "10"', 'config/tsq.yml: concurrency must be a positive integer, got "10"');
@@ -183,14 +204,20 @@ describe("loadConfig: rejections", () => {
     rejects("max_retries: -1", "config/tsq.yml: max_retries must be an integer >= 0, got -1");
     rejects("labels: a", 'config/tsq.yml: labels must be a list of non-empty strings, got "a"');
     rejects("tag: ''", 'config/tsq.yml: tag must be a non-empty string, got ""');
-    rejects("metrics: { port: 70000 }", "config/tsq.yml: metrics.port must be a TCP port from 0 to 65535 (0 = off), got 70000");
+    rejects(
+      "metrics: { port: 70000 }",
+      "config/tsq.yml: metrics.port must be a TCP port from 0 to 65535 (0 = off), got 70000",
+    );
     rejects("cluster: { processes: 0 }", "config/tsq.yml: cluster.processes must be a positive integer, got 0");
     rejects("cluster: { groups: [] }", /^config\/tsq\.yml: cluster\.groups must be a non-empty list of queue groups/);
     rejects("capsules: [a, b]", 'config/tsq.yml: capsules must be a mapping of key: value pairs, got ["a","b"]');
   });
 
   test("queue weights must be positive integers", () => {
-    rejects("queues: [[a, 0]]", /^config\/tsq\.yml: queues\[0\] must be a queue name, optionally followed by ",<weight>".* got \["a",0\]$/);
+    rejects(
+      "queues: [[a, 0]]",
+      /^config\/tsq\.yml: queues\[0\] must be a queue name, optionally followed by ",<weight>".* got \["a",0\]$/,
+    );
     rejects('queues: [a, "b,x"]', /^config\/tsq\.yml: queues\[1\] must be .* got "b,x"$/);
     rejects("queues: [[a, 1.5]]", /queues\[0\] must be .* got \["a",1\.5\]$/);
     rejects("queues: [[a, 2, 3]]", /queues\[0\] must be/);
@@ -199,21 +226,36 @@ describe("loadConfig: rejections", () => {
   });
 
   test("capsules need queues and may not be called default", () => {
-    rejects("capsules:\n  serial: { concurrency: 1 }", 'config/tsq.yml: capsules.serial.queues is missing; list the queues this capsule works, e.g. queues: [serial]');
-    rejects("capsules:\n  default: { queues: [a] }", /^config\/tsq\.yml: capsules\.default is the capsule built from the top-level queues/);
+    rejects(
+      "capsules:\n  serial: { concurrency: 1 }",
+      "config/tsq.yml: capsules.serial.queues is missing; list the queues this capsule works, e.g. queues: [serial]",
+    );
+    rejects(
+      "capsules:\n  default: { queues: [a] }",
+      /^config\/tsq\.yml: capsules\.default is the capsule built from the top-level queues/,
+    );
   });
 
   test("a Redis URL is checked and never shown with its password", () => {
-    rejects("redis_url: http://user:secret@host", /^config\/tsq\.yml: redis_url must be a redis:\/\/ or rediss:\/\/ URL .*got http:\/\/user:\*\*\*@host\/$/);
+    rejects(
+      "redis_url: http://user:secret@host",
+      /^config\/tsq\.yml: redis_url must be a redis:\/\/ or rediss:\/\/ URL .*got http:\/\/user:\*\*\*@host\/$/,
+    );
     rejects("fetch: redis://user:secret@host", /got "redis:\/\/user:\*\*\*@host"$/);
   });
 
   test("a key given twice, with and without a colon", () => {
-    rejects("concurrency: 1\n:concurrency: 2\n", "config/tsq.yml: concurrency is given twice (with and without a colon); keep one");
+    rejects(
+      "concurrency: 1\n:concurrency: 2\n",
+      "config/tsq.yml: concurrency is given twice (with and without a colon); keep one",
+    );
   });
 
   test("a YAML syntax error names the file and the line", () => {
-    rejects("concurrency: 10\nqueues: [a, b\ntimeout: 3\n", /^config\/tsq\.yml: invalid YAML at line 3, column 1: .+; fix the syntax there$/);
+    rejects(
+      "concurrency: 10\nqueues: [a, b\ntimeout: 3\n",
+      /^config\/tsq\.yml: invalid YAML at line 3, column 1: .+; fix the syntax there$/,
+    );
     rejects("a: 1\na: 2\n", /^config\/tsq\.yml: invalid YAML at line 2, column 1: Map keys must be unique/);
   });
 

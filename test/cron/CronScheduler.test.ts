@@ -24,7 +24,16 @@ const always: LeaderView = { isLeader: () => true };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function entry(overrides: Partial<CronEntry> = {}): CronEntry {
-  return { name: "tick", cron: "* * * * * *", class: "TickJob", args: [1], enabled: true, catchUp: false, source: "test", ...overrides };
+  return {
+    name: "tick",
+    cron: "* * * * * *",
+    class: "TickJob",
+    args: [1],
+    enabled: true,
+    catchUp: false,
+    source: "test",
+    ...overrides,
+  };
 }
 
 function scheduler(t: TestContext, entries: CronEntry[], leader: LeaderView = always, grace = 60): CronScheduler {
@@ -36,7 +45,9 @@ function scheduler(t: TestContext, entries: CronEntry[], leader: LeaderView = al
 
 /** The jobs pushed to `queue:<queue>`, oldest first. */
 async function queued(queue = "ticks"): Promise<Record<string, unknown>[]> {
-  return (await handle.redis.lrange(`queue:${queue}`, 0, -1)).reverse().map((json) => JSON.parse(json) as Record<string, unknown>);
+  return (await handle.redis.lrange(`queue:${queue}`, 0, -1))
+    .reverse()
+    .map((json) => JSON.parse(json) as Record<string, unknown>);
 }
 
 function assertConsecutive(ticks: number[]): void {
@@ -57,24 +68,30 @@ test("an every-second schedule pushes one job per tick, with the class's options
   const jobs = await queued();
   const ticks = jobs.map((job) => job.cron_at as number);
   assertConsecutive(ticks);
-  assert.ok(jobs.length >= end - start - 1 && jobs.length <= end - start + 1, `${jobs.length} jobs in ${end - start} s`);
+  assert.ok(
+    jobs.length >= end - start - 1 && jobs.length <= end - start + 1,
+    `${jobs.length} jobs in ${end - start} s`,
+  );
   const job = jobs[0]!;
   assert.equal(job.class, "TickJob");
   assert.deepEqual(job.args, [1]);
   assert.equal(job.queue, "ticks", "the class's static options.queue applies");
   assert.equal(job.retry, 3);
   assert.equal(job.cron, "tick");
-  assert.ok(typeof job.created_at === "number" && Math.abs((job.created_at as number) - (job.cron_at as number)) < 1.5, "pushed on time");
+  assert.ok(
+    typeof job.created_at === "number" && Math.abs(job.created_at - (job.cron_at as number)) < 1.5,
+    "pushed on time",
+  );
 
   const stored = await new CronStore(handle.redis).get("tick");
   assert.ok(stored);
   assert.equal(stored.lastTick, Math.max(...ticks));
   assert.equal(stored.lastJid, jobs.at(-1)!.jid);
   assert.equal(stored.cursor, Math.max(...ticks));
-  assert.ok(stored.nextRun !== undefined && stored.nextRun > stored.lastTick!);
+  assert.ok(stored.nextRun !== undefined && stored.nextRun > stored.lastTick);
   assert.equal(stored.queue, "ticks");
   assert.deepEqual(stored.jobOptions, { queue: "ticks", retry: 3 });
-  assert.equal(await handle.redis.get(`tsq:cron-tick:tick:${ticks[0]}`) !== null, true, "each tick was claimed");
+  assert.equal((await handle.redis.get(`tsq:cron-tick:tick:${ticks[0]}`)) !== null, true, "each tick was claimed");
 });
 
 test("two leaders overlapping for seconds push each tick once", async (t) => {
@@ -112,7 +129,12 @@ test("missed ticks beyond the grace period are dropped; catch_up enqueues only t
   const now = Math.floor(Date.now() / 1000);
   const store = new CronStore(handle.redis);
   const seed = async (name: string) => {
-    await handle.redis.hset(`tsq:cron:${name}`, { name, cron: hourly.cron, cursor: String(now - 5 * 3600), since: String(now - 86400) });
+    await handle.redis.hset(`tsq:cron:${name}`, {
+      name,
+      cron: hourly.cron,
+      cursor: String(now - 5 * 3600),
+      since: String(now - 86400),
+    });
     await handle.redis.sadd("tsq:cron", name);
   };
   await seed("dropped");
@@ -121,7 +143,10 @@ test("missed ticks beyond the grace period are dropped; catch_up enqueues only t
   await s.pass();
   await s.pass(); // nothing more: the cursor moved past the missed ticks
   const jobs = await queued();
-  assert.deepEqual(jobs.map((job) => job.cron), ["caught"]);
+  assert.deepEqual(
+    jobs.map((job) => job.cron),
+    ["caught"],
+  );
   assert.equal(jobs[0]!.cron_at, lastTickAtOrBefore({ name: "caught", ...hourly }, now));
   assert.equal((await store.get("caught"))?.lastTick, jobs[0]!.cron_at);
   assert.equal((await store.get("dropped"))?.lastTick, undefined);
@@ -161,13 +186,22 @@ test("a disabled schedule skips its ticks; enabling resumes it; a follower enque
 
 test("a new leader's sync replaces the stored schedules; a stale leader cannot push a removed one", async (t) => {
   const store = new CronStore(handle.redis);
-  const old = scheduler(t, [entry({ name: "old", cron: "0 0 1 1 *" }), entry({ name: "kept", cron: "0 0 1 1 *", enabled: false })]);
+  const old = scheduler(t, [
+    entry({ name: "old", cron: "0 0 1 1 *" }),
+    entry({ name: "kept", cron: "0 0 1 1 *", enabled: false }),
+  ]);
   await old.pass();
-  assert.deepEqual((await store.list()).map((s) => s.name), ["kept", "old"]);
+  assert.deepEqual(
+    (await store.list()).map((s) => s.name),
+    ["kept", "old"],
+  );
   await store.setEnabled("kept", true); // the operator's switch survives a sync that does not change `enabled:`
   const fresh = scheduler(t, [entry({ name: "kept", cron: "0 0 1 1 *", enabled: false }), entry({ name: "tick" })]);
   await fresh.pass();
-  assert.deepEqual((await store.list()).map((s) => s.name), ["kept", "tick"]);
+  assert.deepEqual(
+    (await store.list()).map((s) => s.name),
+    ["kept", "tick"],
+  );
   assert.equal((await store.get("kept"))?.enabled, true);
   assert.equal(await store.claim("old", 1_800_000_000, "stale", 60), "gone");
   // The config flipping `enabled:` wins over the operator's earlier switch.

@@ -14,7 +14,11 @@ import { eventually } from "../helpers/tsqProcess.js";
 const handle = useRedis();
 const FAST: LeaderTiming = { ttl: 2, renewInterval: 0.5, checkInterval: 1 };
 
-function leaders(n: number, timing = FAST, t?: { after(fn: () => Promise<void>): void }): { leader: Leader; ctx: ServerContext }[] {
+function leaders(
+  n: number,
+  timing = FAST,
+  t?: { after(fn: () => Promise<void>): void },
+): { leader: Leader; ctx: ServerContext }[] {
   return Array.from({ length: n }, () => {
     const ctx = testLauncher(handle.url).ctx;
     const leader = new Leader(ctx, timing);
@@ -26,17 +30,24 @@ function leaders(n: number, timing = FAST, t?: { after(fn: () => Promise<void>):
 test("exactly one of three processes is elected, and dear-leader holds its identity", async (t) => {
   const all = leaders(3, FAST, t);
   for (const { leader } of all) leader.start();
-  const elected = await eventually(async () => {
-    const winners = all.filter((p) => p.leader.isLeader());
-    return winners.length === 1 ? winners[0] : undefined;
-  }, 5000, "one leader elected");
-  assert.equal(await handle.redis.get("dear-leader"), elected!.ctx.identity);
+  const elected = await eventually(
+    async () => {
+      const winners = all.filter((p) => p.leader.isLeader());
+      return winners.length === 1 ? winners[0] : undefined;
+    },
+    5000,
+    "one leader elected",
+  );
+  assert.equal(await handle.redis.get("dear-leader"), elected.ctx.identity);
   const ttl = await handle.redis.ttl("dear-leader");
   assert.ok(ttl > 0 && ttl <= FAST.ttl, `dear-leader has a TTL of at most ${FAST.ttl} s, got ${ttl}`);
   // Renewals keep it: after several TTLs the same process still leads, and only it.
   await new Promise((r) => setTimeout(r, FAST.ttl * 1000 * 2));
-  assert.deepEqual(all.map((p) => p.leader.isLeader()), all.map((p) => p === elected));
-  assert.equal(await handle.redis.get("dear-leader"), elected!.ctx.identity);
+  assert.deepEqual(
+    all.map((p) => p.leader.isLeader()),
+    all.map((p) => p === elected),
+  );
+  assert.equal(await handle.redis.get("dear-leader"), elected.ctx.identity);
 });
 
 test("stop steps down (deletes the record) and a follower takes over", async (t) => {
@@ -71,7 +82,11 @@ test("renewal only extends our own record: a leader whose record was taken steps
   await handle.redis.set("dear-leader", "other:2:abcdefabcdef", "EX", 30);
   await eventually(async () => !only!.leader.isLeader(), 3000, "stepped down at the next renewal");
   await only!.leader.stop();
-  assert.equal(await handle.redis.get("dear-leader"), "other:2:abcdefabcdef", "stop did not delete another process's record");
+  assert.equal(
+    await handle.redis.get("dear-leader"),
+    "other:2:abcdefabcdef",
+    "stop did not delete another process's record",
+  );
 });
 
 test("stop before start, and start after stop, do nothing", async () => {

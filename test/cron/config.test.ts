@@ -86,22 +86,51 @@ test("the cron: section reads into entries, in file order, with defaults filled 
       catchUp: true,
       source: "config/tsq.yml",
     },
-    { name: "every_second", cron: "* * * * * *", class: "ReportJob", args: [], enabled: false, catchUp: false, source: "config/tsq.yml" },
+    {
+      name: "every_second",
+      cron: "* * * * * *",
+      class: "ReportJob",
+      args: [],
+      enabled: false,
+      catchUp: false,
+      source: "config/tsq.yml",
+    },
   ]);
   assert.deepEqual(load("cron:\n").cron, []);
 });
 
 test("a bad cron: entry is rejected with a message naming it", () => {
   const entry = (body: string) => () => load(`cron:\n  nightly:\n${body}`);
-  configError(entry('    cron: "61 * * * *"\n    class: ReportJob\n'), /^config\/tsq\.yml: cron\.nightly\.cron: "61 \* \* \* \*" is not a valid cron expression/);
-  configError(entry('    cron: "* * *"\n    class: ReportJob\n'), /cron\.nightly\.cron: "\* \* \*" has 3 fields; expected 5/);
-  configError(entry('    cron: "0 3 * * *"\n    class: ReportJob\n    tz: Asia/Atlantis\n'), /cron\.nightly\.tz: unknown time zone "Asia\/Atlantis"/);
+  configError(
+    entry('    cron: "61 * * * *"\n    class: ReportJob\n'),
+    /^config\/tsq\.yml: cron\.nightly\.cron: "61 \* \* \* \*" is not a valid cron expression/,
+  );
+  configError(
+    entry('    cron: "* * *"\n    class: ReportJob\n'),
+    /cron\.nightly\.cron: "\* \* \*" has 3 fields; expected 5/,
+  );
+  configError(
+    entry('    cron: "0 3 * * *"\n    class: ReportJob\n    tz: Asia/Atlantis\n'),
+    /cron\.nightly\.tz: unknown time zone "Asia\/Atlantis"/,
+  );
   configError(entry("    class: ReportJob\n"), /cron\.nightly\.cron is missing/);
   configError(entry('    cron: "0 3 * * *"\n'), /cron\.nightly\.class is missing/);
-  configError(entry('    cron: "0 3 * * *"\n    class: ReportJob\n    klass: X\n'), /unknown key "cron\.nightly\.klass"/);
-  configError(entry('    cron: "0 3 * * *"\n    class: ReportJob\n    args: 5\n'), /cron\.nightly\.args must be a list of job arguments/);
-  configError(entry('    cron: "0 3 * * *"\n    class: ReportJob\n    catch_up: yes please\n'), /cron\.nightly\.catch_up must be true or false/);
-  configError(() => load('cron:\n  "bad name":\n    cron: "* * * * *"\n    class: ReportJob\n'), /cron\.bad name: a schedule name must use letters/);
+  configError(
+    entry('    cron: "0 3 * * *"\n    class: ReportJob\n    klass: X\n'),
+    /unknown key "cron\.nightly\.klass"/,
+  );
+  configError(
+    entry('    cron: "0 3 * * *"\n    class: ReportJob\n    args: 5\n'),
+    /cron\.nightly\.args must be a list of job arguments/,
+  );
+  configError(
+    entry('    cron: "0 3 * * *"\n    class: ReportJob\n    catch_up: yes please\n'),
+    /cron\.nightly\.catch_up must be true or false/,
+  );
+  configError(
+    () => load('cron:\n  "bad name":\n    cron: "* * * * *"\n    class: ReportJob\n'),
+    /cron\.bad name: a schedule name must use letters/,
+  );
   configError(() => load("cron: [a, b]\n"), /cron must be a mapping/);
 });
 
@@ -115,17 +144,33 @@ test("leader and grace timings come from the file; a renewal not below the TTL i
   assert.equal(options.leaderRenewInterval, 0.5);
   assert.equal(options.leaderCheckInterval, 1);
   assert.equal(options.cronGracePeriod, 10);
-  assert.deepEqual(options.cron.map((e) => e.name), ["nightly_report", "every_second"]);
+  assert.deepEqual(
+    options.cron.map((e) => e.name),
+    ["nightly_report", "every_second"],
+  );
   write("");
   const defaults = resolveWorkerOptions([], {}, cwd).options;
   assert.deepEqual(
-    [defaults.leaderTtl, defaults.leaderRenewInterval, defaults.leaderCheckInterval, defaults.cronGracePeriod, defaults.cron],
+    [
+      defaults.leaderTtl,
+      defaults.leaderRenewInterval,
+      defaults.leaderCheckInterval,
+      defaults.cronGracePeriod,
+      defaults.cron,
+    ],
     [DEFAULTS.leaderTtl, 15, 60, 60, []],
   );
   write("leader_ttl: 4\n");
-  assert.equal(resolveWorkerOptions([], {}, cwd).options.leaderRenewInterval, 1, "a short TTL shortens the default renewal");
+  assert.equal(
+    resolveWorkerOptions([], {}, cwd).options.leaderRenewInterval,
+    1,
+    "a short TTL shortens the default renewal",
+  );
   write("leader_ttl: 5\nleader_renew_interval: 5\n");
-  configError(() => resolveWorkerOptions([], {}, cwd), /leader_renew_interval \(5 s\) must be below leader_ttl \(5 s\)/);
+  configError(
+    () => resolveWorkerOptions([], {}, cwd),
+    /leader_renew_interval \(5 s\) must be below leader_ttl \(5 s\)/,
+  );
   write("leader_ttl: 2.5\n");
   configError(() => resolveWorkerOptions([], {}, cwd), /leader_ttl must be a positive integer/);
 });
@@ -142,7 +187,15 @@ test("validateCron: an unknown class is rejected naming the schedule and where i
 test("static cron on a job class declares schedules in code", () => {
   const entries = classSchedules(registry(ReportJob, CleanupJob, DigestJob));
   assert.deepEqual(entries, [
-    { name: "CleanupJob", cron: "*/5 * * * *", class: "CleanupJob", args: [], enabled: true, catchUp: false, source: "static cron of CleanupJob" },
+    {
+      name: "CleanupJob",
+      cron: "*/5 * * * *",
+      class: "CleanupJob",
+      args: [],
+      enabled: true,
+      catchUp: false,
+      source: "static cron of CleanupJob",
+    },
     {
       name: "digest-daily",
       cron: "0 8 * * *",
@@ -184,10 +237,27 @@ test("a bad static cron, or a name used twice, is rejected naming the class", ()
     static cron = { cron: "0 * * * *", tz: "Nowhere/Land" };
     perform(): void {}
   }
-  configError(() => validateCron([], registry(BadExpression)), /^cron schedule "BadExpression" \(static cron of BadExpression\): "every morning" has 2 fields/);
-  configError(() => validateCron([], registry(Unnamed)), /^static cron of Unnamed\[0\]: a class with several schedules must name each one/);
+  configError(
+    () => validateCron([], registry(BadExpression)),
+    /^cron schedule "BadExpression" \(static cron of BadExpression\): "every morning" has 2 fields/,
+  );
+  configError(
+    () => validateCron([], registry(Unnamed)),
+    /^static cron of Unnamed\[0\]: a class with several schedules must name each one/,
+  );
   configError(() => validateCron([], registry(BadField)), /^static cron of BadField: unknown field "when"/);
   configError(() => validateCron([], registry(BadZone)), /static cron of BadZone\): unknown time zone "Nowhere\/Land"/);
-  const clash: CronEntry = { name: "CleanupJob", cron: "* * * * *", class: "CleanupJob", args: [], enabled: true, catchUp: false, source: "config/tsq.yml" };
-  configError(() => validateCron([clash], registry(CleanupJob)), /^cron schedule "CleanupJob" \(static cron of CleanupJob\): the name is also used by config\/tsq\.yml/);
+  const clash: CronEntry = {
+    name: "CleanupJob",
+    cron: "* * * * *",
+    class: "CleanupJob",
+    args: [],
+    enabled: true,
+    catchUp: false,
+    source: "config/tsq.yml",
+  };
+  configError(
+    () => validateCron([clash], registry(CleanupJob)),
+    /^cron schedule "CleanupJob" \(static cron of CleanupJob\): the name is also used by config\/tsq\.yml/,
+  );
 });

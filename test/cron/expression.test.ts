@@ -4,12 +4,22 @@ import assert from "node:assert/strict";
 import { cronProblem, lastTickAtOrBefore, nextTick, ticksBetween, timeZoneProblem } from "../../src/cron/expression.js";
 
 const at = (iso: string) => Date.parse(iso) / 1000;
-const iso = (seconds: number | undefined) => (seconds === undefined ? undefined : new Date(seconds * 1000).toISOString());
+const iso = (seconds: number | undefined) =>
+  seconds === undefined ? undefined : new Date(seconds * 1000).toISOString();
 
 test("a 5-field expression fires on the minute; a 6-field one has seconds first", () => {
-  assert.equal(iso(nextTick({ name: "a", cron: "*/15 * * * *", tz: "UTC" }, at("2024-05-01T10:07:30Z"))), "2024-05-01T10:15:00.000Z");
-  assert.equal(iso(nextTick({ name: "b", cron: "30 */15 * * * *", tz: "UTC" }, at("2024-05-01T10:07:30Z"))), "2024-05-01T10:15:30.000Z");
-  assert.equal(iso(nextTick({ name: "c", cron: "@daily", tz: "UTC" }, at("2024-05-01T10:07:30Z"))), "2024-05-02T00:00:00.000Z");
+  assert.equal(
+    iso(nextTick({ name: "a", cron: "*/15 * * * *", tz: "UTC" }, at("2024-05-01T10:07:30Z"))),
+    "2024-05-01T10:15:00.000Z",
+  );
+  assert.equal(
+    iso(nextTick({ name: "b", cron: "30 */15 * * * *", tz: "UTC" }, at("2024-05-01T10:07:30Z"))),
+    "2024-05-01T10:15:30.000Z",
+  );
+  assert.equal(
+    iso(nextTick({ name: "c", cron: "@daily", tz: "UTC" }, at("2024-05-01T10:07:30Z"))),
+    "2024-05-02T00:00:00.000Z",
+  );
 });
 
 test("ticksBetween is (after, until], oldest first, and bounded", () => {

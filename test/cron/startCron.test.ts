@@ -17,7 +17,15 @@ class TickJob {
   perform(): void {}
 }
 
-const EVERY_SECOND: CronEntry = { name: "every_second", cron: "* * * * * *", class: "TickJob", args: [], enabled: true, catchUp: false, source: "test" };
+const EVERY_SECOND: CronEntry = {
+  name: "every_second",
+  cron: "* * * * * *",
+  class: "TickJob",
+  args: [],
+  enabled: true,
+  catchUp: false,
+  source: "test",
+};
 const FAST = { leaderTtl: 2, leaderRenewInterval: 0.5, leaderCheckInterval: 1, cronGracePeriod: 30 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,21 +40,27 @@ function processes(t: TestContext, n: number): { cron: CronHandle; identity: str
 }
 
 async function ticks(): Promise<number[]> {
-  return (await handle.redis.lrange("queue:default", 0, -1)).map((json) => (JSON.parse(json) as { cron_at: number }).cron_at).sort((a, b) => a - b);
+  return (await handle.redis.lrange("queue:default", 0, -1))
+    .map((json) => (JSON.parse(json) as { cron_at: number }).cron_at)
+    .sort((a, b) => a - b);
 }
 
 test("three processes: one leader, one job per second, and the ticks go on after the leader steps down", async (t) => {
   const all = processes(t, 3);
-  const first = await eventually(async () => {
-    const leaders = all.filter((p) => p.cron.isLeader());
-    return leaders.length === 1 ? leaders[0] : undefined;
-  }, 5000, "one leader");
-  assert.equal(await handle.redis.get("dear-leader"), first!.identity);
+  const first = await eventually(
+    async () => {
+      const leaders = all.filter((p) => p.cron.isLeader());
+      return leaders.length === 1 ? leaders[0] : undefined;
+    },
+    5000,
+    "one leader",
+  );
+  assert.equal(await handle.redis.get("dear-leader"), first.identity);
   await sleep(3000);
-  await first!.cron.stop(); // quiet: stops scheduling, then deletes dear-leader
-  await first!.cron.stop(); // idempotent
+  await first.cron.stop(); // quiet: stops scheduling, then deletes dear-leader
+  await first.cron.stop(); // idempotent
   const second = await eventually(async () => all.find((p) => p.cron.isLeader()), 5000, "a new leader");
-  assert.notEqual(second.identity, first!.identity);
+  assert.notEqual(second.identity, first.identity);
   await sleep(3000);
   const now = Math.floor(Date.now() / 1000);
   await Promise.all(all.map((p) => p.cron.stop()));
@@ -60,11 +74,17 @@ test("three processes: one leader, one job per second, and the ticks go on after
 
 test("startCron rejects an unknown class with a message naming the schedule", () => {
   const ctx = testLauncher(handle.url, [], { cron: [EVERY_SECOND] }).ctx;
-  assert.throws(() => startCron(ctx), (error: unknown) => {
-    assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /^cron schedule "every_second" \(test\): class "TickJob" is not a registered job class/);
-    return true;
-  });
+  assert.throws(
+    () => startCron(ctx),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(
+        error.message,
+        /^cron schedule "every_second" \(test\): class "TickJob" is not a registered job class/,
+      );
+      return true;
+    },
+  );
 });
 
 test("a process with no schedule stays out of the election (dear-leader is also Sidekiq Enterprise's)", async () => {

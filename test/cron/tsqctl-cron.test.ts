@@ -24,12 +24,24 @@ class ReportJob {
 async function tsqctl(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await main([...argv, "--redis-url", handle.url], { out: (t) => void (out += t), err: (t) => void (err += t), env: {} });
+  const code = await main([...argv, "--redis-url", handle.url], {
+    out: (t) => void (out += t),
+    err: (t) => void (err += t),
+    env: {},
+  });
   return { code, out, err };
 }
 
 const ENTRIES: CronEntry[] = [
-  { name: "every_second", cron: "* * * * * *", class: "ReportJob", args: ["tick"], enabled: true, catchUp: false, source: "config/tsq.yml" },
+  {
+    name: "every_second",
+    cron: "* * * * * *",
+    class: "ReportJob",
+    args: ["tick"],
+    enabled: true,
+    catchUp: false,
+    source: "config/tsq.yml",
+  },
   {
     name: "tokyo_midnight",
     cron: "0 0 * * *",
@@ -58,7 +70,10 @@ test("list --json shows each schedule with its last and next run", async (t) => 
   const { code, out } = await tsqctl("cron", "list", "--json");
   assert.equal(code, 0);
   const rows = JSON.parse(out) as CronJson[];
-  assert.deepEqual(rows.map((r) => r.name), ["every_second", "tokyo_midnight"]);
+  assert.deepEqual(
+    rows.map((r) => r.name),
+    ["every_second", "tokyo_midnight"],
+  );
   const [every, tokyo] = rows as [CronJson, CronJson];
   const now = Date.now() / 1000;
   assert.ok(every.last_run !== null && now - every.last_run < 5, `last_run ${every.last_run}`);
@@ -78,8 +93,11 @@ test("list --json shows each schedule with its last and next run", async (t) => 
 
   const text = await tsqctl("cron", "list");
   assert.equal(text.code, 0);
-  assert.match(text.out, /^NAME\s+CRON\s+TZ\s+CLASS\s+QUEUE\s+ARGS\s+ENABLED\s+LAST RUN\s+NEXT RUN\n/);
-  assert.match(text.out, /tokyo_midnight\s+0 0 \* \* \*\s+Asia\/Tokyo\s+ReportJob\s+reports\s+\[\]\s+yes\s+-\s+\d{4}-\d\d-\d\d 15:00:00 UTC/);
+  assert.match(text.out, /^SCHEDULER\s+NAME\s+CRON\s+TZ\s+CLASS\s+QUEUE\s+ARGS\s+ENABLED\s+LAST RUN\s+NEXT RUN\n/);
+  assert.match(
+    text.out,
+    /tokyo_midnight\s+0 0 \* \* \*\s+Asia\/Tokyo\s+ReportJob\s+reports\s+\[\]\s+yes\s+-\s+\d{4}-\d\d-\d\d 15:00:00 UTC/,
+  );
 });
 
 test("enqueue pushes the job now as the leader would; disable/enable flip the switch; unknown names exit 2", async (t) => {
@@ -102,7 +120,12 @@ test("enqueue pushes the job now as the leader would; disable/enable flip the sw
   assert.equal(tokyo.next_run, null, "no next run while disabled");
   assert.equal(tokyo.last_jid, jid);
   const enabled = await tsqctl("cron", "enable", "tokyo_midnight", "--json");
-  assert.deepEqual(JSON.parse(enabled.out), { action: "enable", target: "tokyo_midnight", count: 1, ids: ["tokyo_midnight"] });
+  assert.deepEqual(JSON.parse(enabled.out), {
+    action: "enable",
+    target: "tokyo_midnight",
+    count: 1,
+    ids: ["tokyo_midnight"],
+  });
   rows = JSON.parse((await tsqctl("cron", "list", "--json")).out) as CronJson[];
   assert.equal(rows.find((r) => r.name === "tokyo_midnight")!.enabled, true);
 

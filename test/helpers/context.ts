@@ -13,7 +13,11 @@ after(async () => {
 });
 
 /** Builds (does not start) a Launcher with the given job classes; stopped after the file. */
-export function testLauncher(url: string, classes: RunnableClass[] = [], overrides: Partial<WorkerOptions> & { concurrency?: number; queues?: QueueSpec[] } = {}): Launcher {
+export function testLauncher(
+  url: string,
+  classes: RunnableClass[] = [],
+  overrides: Partial<WorkerOptions> & { concurrency?: number; queues?: QueueSpec[] } = {},
+): Launcher {
   const registry = new Registry();
   for (const klass of classes) registry.register(klass);
   const launcher = new Launcher(testOptions(url, overrides), registry, { logger: pino({ level: "silent" }) });

@@ -31,7 +31,12 @@ export function scratchDir(prefix: string): string {
 }
 
 /** Pushes one job per argument list through a short-lived client; resolves to the jids. */
-export async function pushJobs(url: string, className: string, argsList: unknown[][], queue = "default"): Promise<string[]> {
+export async function pushJobs(
+  url: string,
+  className: string,
+  argsList: unknown[][],
+  queue = "default",
+): Promise<string[]> {
   const client = new Client({ redis: url });
   try {
     return (await client.pushBulk({ class: className, args: argsList, queue })) as string[];

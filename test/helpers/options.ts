@@ -2,7 +2,10 @@
 import { DEFAULTS } from "../../src/config/defaults.js";
 import type { QueueSpec, WorkerOptions } from "../../src/config/options.js";
 
-export function testOptions(redisUrl: string, overrides: Partial<WorkerOptions> & { queues?: QueueSpec[]; concurrency?: number } = {}): WorkerOptions {
+export function testOptions(
+  redisUrl: string,
+  overrides: Partial<WorkerOptions> & { queues?: QueueSpec[]; concurrency?: number } = {},
+): WorkerOptions {
   const { queues, concurrency, ...rest } = overrides;
   return {
     ...DEFAULTS,

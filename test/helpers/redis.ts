@@ -6,6 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { randomInt } from "node:crypto";
 import { join } from "node:path";
 import { after, before, beforeEach } from "node:test";
 import { connect, type TsqRedis } from "../../src/redis/connection.js";
@@ -28,15 +29,28 @@ export interface RedisHandle {
   restart(downMs?: number): Promise<void>;
 }
 
+/**
+ * Test servers take ports below Linux's ephemeral range (32768-60999): a port picked by the kernel for a
+ * `listen(0)` or an outgoing connection elsewhere on the machine can then never be handed to a test
+ * server, nor taken while one of ours is down for a restart (another test file's server answering on
+ * our port would be silent chaos).
+ */
+const TEST_PORTS = { low: 20_000, high: 32_000 };
+
+/** A free loopback port from TEST_PORTS, checked by binding it. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = TEST_PORTS.low + randomInt(TEST_PORTS.high - TEST_PORTS.low);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${TEST_PORTS.low} and ${TEST_PORTS.high} after 100 tries`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
@@ -50,37 +64,56 @@ function ensureBinary(): void {
   }
 }
 
-async function waitForPing(port: number, child: ChildProcess, log: () => string): Promise<void> {
+/** What `redis-cli -p <port> <args>` prints; "" when it cannot run. */
+function redisCli(port: number, args: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    const probe = spawn("redis-cli", ["-p", String(port), ...args], { stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    probe.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    probe.on("close", () => resolve(out.trim()));
+    probe.on("error", () => resolve(""));
+  });
+}
+
+/**
+ * Until `child` answers PING on `port`. With `auth`, a NOAUTH answer counts as up (the server requires a
+ * password the probe does not give); without, the answering server must be `child` itself, not another
+ * one that took the port first.
+ */
+async function waitForPing(port: number, child: ChildProcess, log: () => string, auth = false): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${log()}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const probe = spawn("redis-cli", ["-p", String(port), "ping"], { stdio: ["ignore", "pipe", "ignore"] });
-      let out = "";
-      probe.stdout.on("data", (d: Buffer) => (out += d.toString()));
-      probe.on("close", () => resolve(out.trim() === "PONG"));
-      probe.on("error", () => resolve(false));
-    });
-    if (ok) return;
+    const out = await redisCli(port, ["ping"]);
+    if (auth && out.includes("NOAUTH")) return;
+    if (out === "PONG") {
+      const pid = /process_id:(\d+)/.exec(await redisCli(port, ["info", "server"]))?.[1];
+      if (Number(pid) === child.pid) return;
+      throw new Error(`port ${port} is answered by another redis-server (pid ${pid ?? "?"}), not the one started`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`redis-server on port ${port} did not answer PING within 10 s: ${log()}`);
 }
 
 /** Starts a redis-server on `port` (a free one by default). Resolves once it answers PING. */
-export async function startRedisServer(port?: number, dataDir?: string): Promise<{ port: number; child: ChildProcess; dir: string }> {
+export async function startRedisServer(
+  port?: number,
+  dataDir?: string,
+  extraArgs: string[] = [],
+): Promise<{ port: number; child: ChildProcess; dir: string }> {
   ensureBinary();
   const chosen = port ?? (await freePort());
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), "tsq-redis-"));
   const child = spawn(
     "redis-server",
-    ["--port", String(chosen), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    ["--port", String(chosen), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, ...extraArgs],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";
   child.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   child.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
-  await waitForPing(chosen, child, () => output);
+  await waitForPing(chosen, child, () => output, extraArgs.includes("--requirepass"));
   return { port: chosen, child, dir };
 }
 

@@ -139,9 +139,12 @@ export async function startSidekiq(options: SidekiqOptions): Promise<SidekiqProc
   if (!options.redis.url) throw new Error("startSidekiq: the private Redis is not up yet (call it inside a test)");
   const queues = options.queues ?? ["default"];
   const args = [
-    "-r", options.requireFile ?? rubyTestFile("jobs.rb"),
-    "-c", String(options.concurrency ?? 5),
-    "-t", String(options.shutdownTimeout ?? 8),
+    "-r",
+    options.requireFile ?? rubyTestFile("jobs.rb"),
+    "-c",
+    String(options.concurrency ?? 5),
+    "-t",
+    String(options.shutdownTimeout ?? 8),
     ...queues.flatMap((queue) => ["-q", queue]),
   ];
   // An empty working directory: with `-r <file>`, 6.4.1 reads ./config/sidekiq.yml if there is one.
@@ -167,11 +170,16 @@ export async function startSidekiq(options: SidekiqOptions): Promise<SidekiqProc
   const stop = () => (stopping ??= terminate(child));
 
   try {
-    const identity = await waitForRegistration(options.redis, child, options.readyTimeoutMs ?? 30_000, () => spawnError);
+    const identity = await waitForRegistration(
+      options.redis,
+      child,
+      options.readyTimeoutMs ?? 30_000,
+      () => spawnError,
+    );
     return { pid: child.pid!, identity, output: () => log, stop };
   } catch (error) {
     await stop();
-    throw new Error(`${(error as Error).message}\n${describe()}`);
+    throw new Error(`${(error as Error).message}\n${describe()}`, { cause: error });
   }
 }
 
@@ -185,7 +193,8 @@ async function waitForRegistration(
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const error = spawnError();
-    if (error) throw new Error(`could not run sidekiq (${error.message}); install it with apt-get install -y ruby-sidekiq`);
+    if (error)
+      throw new Error(`could not run sidekiq (${error.message}); install it with apt-get install -y ruby-sidekiq`);
     if (exited(child)) throw new Error(`sidekiq exited early (code ${child.exitCode}, signal ${child.signalCode})`);
     for (const identity of await redis.redis.smembers(PROCESSES)) {
       const info = await redis.redis.hget(identity, "info");

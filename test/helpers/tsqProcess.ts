@@ -46,7 +46,10 @@ export function startTsq(args: string[], env: Record<string, string>, bin = "bin
   let raw = "";
   let pending = "";
   const lines: Record<string, unknown>[] = [];
-  const waiters: { predicate: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  const waiters: {
+    predicate: (l: Record<string, unknown>) => boolean;
+    resolve: (l: Record<string, unknown>) => void;
+  }[] = [];
   const onData = (data: Buffer) => {
     const text = data.toString();
     raw = (raw + text).slice(-200_000);
@@ -69,8 +72,8 @@ export function startTsq(args: string[], env: Record<string, string>, bin = "bin
       }
     }
   };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
+  child.stdout.on("data", onData);
+  child.stderr.on("data", onData);
   const exited = new Promise<number | string>((resolve) => {
     child.on("exit", (code, signal) => resolve(code ?? signal ?? -1));
   });
@@ -83,7 +86,10 @@ export function startTsq(args: string[], env: Record<string, string>, bin = "bin
       const found = lines.find(predicate);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching log line within ${ms} ms; output:\n${raw.slice(-3000)}`)), ms);
+        const timer = setTimeout(
+          () => reject(new Error(`no matching log line within ${ms} ms; output:\n${raw.slice(-3000)}`)),
+          ms,
+        );
         waiters.push({
           predicate,
           resolve: (line) => {
@@ -111,7 +117,12 @@ export function startTsq(args: string[], env: Record<string, string>, bin = "bin
 }
 
 /** Waits until `check` resolves truthy, polling every `intervalMs`; rejects with `message` after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, ms: number, message: string, intervalMs = 100): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false>,
+  ms: number,
+  message: string,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await check();

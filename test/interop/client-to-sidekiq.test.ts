@@ -17,7 +17,12 @@ import { SCHEDULE, queueKey } from "../../src/keys.js";
 import { nowSeconds } from "../../src/timestamps.js";
 import { useRedis, type RedisHandle } from "../helpers/redis.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
-import { startSidekiq, useSidekiqCleanup, type SidekiqOptions, type SidekiqProcess } from "../helpers/sidekiqProcess.js";
+import {
+  startSidekiq,
+  useSidekiqCleanup,
+  type SidekiqOptions,
+  type SidekiqProcess,
+} from "../helpers/sidekiqProcess.js";
 
 /** Written by test/ruby/jobs.rb, one JSON record per job run. */
 const RAN = "interop:ran";
@@ -71,7 +76,7 @@ async function waitForRuns(
   timeoutMs: number,
 ): Promise<RubyRun[]> {
   const deadline = Date.now() + timeoutMs;
-  let seen = 0;
+  let seen: number;
   while ((seen = await handle.redis.llen(RAN)) < count) {
     if (Date.now() > deadline) {
       assert.fail(`Ruby ran ${seen} of ${count} jobs within ${timeoutMs} ms; sidekiq log tail:\n${sidekiq.output()}`);
@@ -141,7 +146,10 @@ test("Ruby runs client.push and Job.performAsync jobs with identical args, types
 
   const runs = await waitForRuns(redis, sidekiq, 3, 20_000);
   const byJid = new Map(runs.map((run) => [run.jid, run]));
-  for (const [how, jid] of [["client.push", viaPush], ["performAsync", viaJob]] as const) {
+  for (const [how, jid] of [
+    ["client.push", viaPush],
+    ["performAsync", viaJob],
+  ] as const) {
     const run = byJid.get(jid);
     assert.ok(run, `Ruby never ran the ${how} job ${jid}; ran: ${JSON.stringify(runs)}`);
     assert.equal(run.class, "InteropJob");
@@ -245,8 +253,16 @@ test("Ruby reads tsq's created_at and enqueued_at as Float, even for a whole-sec
   const sidekiq = await runSidekiq(t);
   const runs = await waitForRuns(redis, sidekiq, 2, 20_000);
   for (const run of runs) {
-    assert.equal(run.created_at_class, "Float", `created_at of ${run.args[0]} is a Ruby ${run.created_at_class}`);
-    assert.equal(run.enqueued_at_class, "Float", `enqueued_at of ${run.args[0]} is a Ruby ${run.enqueued_at_class}`);
+    assert.equal(
+      run.created_at_class,
+      "Float",
+      `created_at of ${JSON.stringify(run.args[0])} is a Ruby ${run.created_at_class}`,
+    );
+    assert.equal(
+      run.enqueued_at_class,
+      "Float",
+      `enqueued_at of ${JSON.stringify(run.args[0])} is a Ruby ${run.enqueued_at_class}`,
+    );
   }
   const whole = runs.find((run) => run.jid === wholeJid);
   assert.equal(whole?.created_at, wholeSecond);

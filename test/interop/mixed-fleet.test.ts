@@ -18,7 +18,6 @@ import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 const redis = useRedis();
 useSidekiqCleanup();
 
-
 const PER_SIDE = 10_000;
 const FLEET_RB = rubyTestFile("fleet.rb");
 
@@ -38,7 +37,10 @@ function rubyPushBulk(handle: RedisHandle, count: number): Promise<string[]> {
       (error, stdout, stderr) => {
         if (error) return reject(new Error(`Ruby push_bulk failed: ${error.message}\n${stderr}`));
         const line = stdout.split("\n").find((l) => l.startsWith("@@JIDS "));
-        if (!line) return reject(new Error(`Ruby push_bulk printed no jids; stdout:\n${stdout.slice(-2000)}\nstderr:\n${stderr}`));
+        if (!line)
+          return reject(
+            new Error(`Ruby push_bulk printed no jids; stdout:\n${stdout.slice(-2000)}\nstderr:\n${stderr}`),
+          );
         resolve(JSON.parse(line.slice("@@JIDS ".length)) as string[]);
       },
     );
@@ -77,7 +79,7 @@ test("Ruby sidekiq and tsq on one queue drain 20,000 jobs pushed by both clients
   assert.equal(pushed.size, 2 * PER_SIDE, "every pushed job has its own jid");
 
   const total = 2 * PER_SIDE;
-  let done = 0;
+  let done: number;
   const deadline = Date.now() + 100_000;
   let last = -1;
   let lastChange = Date.now();

@@ -60,7 +60,10 @@ async function ruby<T>(handle: RedisHandle, code: string, env: Record<string, st
       "ruby",
       ["-r", "sidekiq/api", "-e", script],
       { env: { ...process.env, REDIS_URL: handle.url, ...env }, maxBuffer: 64 * 1024 * 1024 },
-      (error, out, err) => (error ? reject(new Error(`ruby failed: ${error.message}\n${err}\nscript:\n${code}`)) : resolve({ stdout: out, stderr: err })),
+      (error, out, err) =>
+        error
+          ? reject(new Error(`ruby failed: ${error.message}\n${err}\nscript:\n${code}`))
+          : resolve({ stdout: out, stderr: err }),
     );
   });
   const line = stdout.split("\n").find((l) => l.startsWith(JSON_MARK));
@@ -75,7 +78,8 @@ async function startWorker(t: TestContext): Promise<{ tsq: TsqProcess; identity:
   const started = await tsq.waitForLine((line) => line.msg === "tsq worker started");
   const identity = String(started.identity);
   await eventually(
-    async () => (await redis.redis.sismember(PROCESSES, identity)) === 1 && (await redis.redis.hexists(identity, "info")) === 1,
+    async () =>
+      (await redis.redis.sismember(PROCESSES, identity)) === 1 && (await redis.redis.hexists(identity, "info")) === 1,
     10_000,
     `tsq ${identity} never registered in "processes"; output:\n${tsq.output().slice(-3000)}`,
   );
@@ -144,15 +148,27 @@ test("Sidekiq::ProcessSet and Sidekiq::Workers show the tsq process, its queues,
   const onLow = await client.push({ class: "SleepJob", args: [15], queue: "low" });
   assert.ok(onDefault && onLow);
   const pushedAt = nowSeconds();
-  await eventually(async () => (await redis.redis.llen("started")) === 2, 10_000, `the two SleepJobs never started; output:\n${tsq.output().slice(-3000)}`);
+  await eventually(
+    async () => (await redis.redis.llen("started")) === 2,
+    10_000,
+    `the two SleepJobs never started; output:\n${tsq.output().slice(-3000)}`,
+  );
   const beatWait = Date.now();
-  await eventually(async () => (await redis.redis.hget(identity, "busy")) === "2", ONE_BEAT_MS, 'the process hash never showed busy "2"', 200);
+  await eventually(
+    async () => (await redis.redis.hget(identity, "busy")) === "2",
+    ONE_BEAT_MS,
+    'the process hash never showed busy "2"',
+    200,
+  );
   t.diagnostic(`busy "2" appeared ${((Date.now() - beatWait) / 1000).toFixed(1)} s after both jobs started`);
 
-  const seen = await ruby<{ processes: RubyProcess[]; size: number; total_concurrency: number; work: RubyWork[]; workers_size: number }>(
-    redis,
-    PROCESS_SET_RB,
-  );
+  const seen = await ruby<{
+    processes: RubyProcess[];
+    size: number;
+    total_concurrency: number;
+    work: RubyWork[];
+    workers_size: number;
+  }>(redis, PROCESS_SET_RB);
   assert.equal(seen.size, 1, "ProcessSet#size counts one process");
   assert.equal(seen.processes.length, 1, `ProcessSet lists one process: ${JSON.stringify(seen.processes)}`);
   const proc = seen.processes[0]!;
@@ -170,8 +186,14 @@ test("Sidekiq::ProcessSet and Sidekiq::Workers show the tsq process, its queues,
   assert.equal(proc.beat_class, "Float");
   assert.equal(proc.started_at_class, "Float");
   const now = nowSeconds();
-  assert.ok(now - proc.beat >= 0 && now - proc.beat < 12, `last beat ${proc.beat} is not within one interval of ${now}`);
-  assert.ok(proc.started_at <= pushedAt && pushedAt - proc.started_at < 30, `started_at ${proc.started_at} vs push at ${pushedAt}`);
+  assert.ok(
+    now - proc.beat >= 0 && now - proc.beat < 12,
+    `last beat ${proc.beat} is not within one interval of ${now}`,
+  );
+  assert.ok(
+    proc.started_at <= pushedAt && pushedAt - proc.started_at < 30,
+    `started_at ${proc.started_at} vs push at ${pushedAt}`,
+  );
   assert.ok(proc.rss > 10_000, `rss ${proc.rss} KB is not a plausible Node RSS`);
 
   // Workers (WorkSet) in 6.4.1 reads `<identity>:workers`.
@@ -216,7 +238,12 @@ test("Sidekiq::Stats reads the processed and failed counts tsq flushed (heartbea
     "tsq did not run the 7 RecordJobs and 3 FailJobs",
   );
   // The next heartbeat flushes the counters.
-  await eventually(async () => (await redis.redis.get("stat:processed")) === "10", ONE_BEAT_MS, "stat:processed never reached 10", 200);
+  await eventually(
+    async () => (await redis.redis.get("stat:processed")) === "10",
+    ONE_BEAT_MS,
+    "stat:processed never reached 10",
+    200,
+  );
 
   const STATS_RB = `
 s = Sidekiq::Stats.new
@@ -260,18 +287,29 @@ test("Process#quiet! from Ruby quiets tsq (no new jobs), then Process#stop! make
   const client = testClient(t);
   const FIND = 'p = Sidekiq::ProcessSet.new.find { |x| x.identity == ENV["TSQ_ID"] }';
 
-  const quieted = await ruby<{ found: boolean }>(redis, `${FIND}\np&.quiet!\n{ "found" => !p.nil? }`, { TSQ_ID: identity });
+  const quieted = await ruby<{ found: boolean }>(redis, `${FIND}\np&.quiet!\n{ "found" => !p.nil? }`, {
+    TSQ_ID: identity,
+  });
   assert.deepEqual(quieted, { found: true });
   const sentAt = Date.now();
   await tsq.waitForLine((line) => line.msg === "received remote signal" && line.signal === "TSTP", TWO_BEATS_MS);
   await tsq.waitForLine((line) => typeof line.msg === "string" && line.msg.includes("quieting"), 5000);
-  await eventually(async () => (await redis.redis.hget(identity, "quiet")) === "true", TWO_BEATS_MS, 'quiet never became "true"', 200);
+  await eventually(
+    async () => (await redis.redis.hget(identity, "quiet")) === "true",
+    TWO_BEATS_MS,
+    'quiet never became "true"',
+    200,
+  );
   t.diagnostic(`quiet "true" ${((Date.now() - sentAt) / 1000).toFixed(1)} s after quiet!`);
   assert.equal(await redis.redis.llen(signalsKey(identity)), 0, "the heartbeat popped the TSTP");
 
-  const state = await ruby<{ quiet: string; stopping: boolean }>(redis, `${FIND}\n{ "quiet" => p["quiet"], "stopping" => p.stopping? }`, {
-    TSQ_ID: identity,
-  });
+  const state = await ruby<{ quiet: string; stopping: boolean }>(
+    redis,
+    `${FIND}\n{ "quiet" => p["quiet"], "stopping" => p.stopping? }`,
+    {
+      TSQ_ID: identity,
+    },
+  );
   assert.deepEqual(state, { quiet: "true", stopping: true });
 
   // A quiet process fetches nothing: the jobs stay queued through two BRPOP timeouts (2 s each).
@@ -286,7 +324,9 @@ test("Process#quiet! from Ruby quiets tsq (no new jobs), then Process#stop! make
   assert.deepEqual(queued, { default: [jidDefault], low: [jidLow] });
   assert.equal(tsq.child.exitCode, null, "quiet must not stop the process");
 
-  const stopped = await ruby<{ found: boolean }>(redis, `${FIND}\np&.stop!\n{ "found" => !p.nil? }`, { TSQ_ID: identity });
+  const stopped = await ruby<{ found: boolean }>(redis, `${FIND}\np&.stop!\n{ "found" => !p.nil? }`, {
+    TSQ_ID: identity,
+  });
   assert.deepEqual(stopped, { found: true });
   const stopSentAt = Date.now();
   const code = await Promise.race([
@@ -302,7 +342,11 @@ test("Process#quiet! from Ruby quiets tsq (no new jobs), then Process#stop! make
     '{ "identities" => Sidekiq::ProcessSet.new.map(&:identity), "size" => Sidekiq::ProcessSet.new.size, ' +
       '"default" => Sidekiq::Queue.new("default").size, "low" => Sidekiq::Queue.new("low").size }',
   );
-  assert.deepEqual(left, { identities: [], size: 0, default: 1, low: 1 }, "no process left, and the queued jobs were not lost");
+  assert.deepEqual(
+    left,
+    { identities: [], size: 0, default: 1, low: 1 },
+    "no process left, and the queued jobs were not lost",
+  );
   assert.equal(await redis.redis.llen(queueKey("default")), 1);
 });
 
@@ -314,7 +358,11 @@ test("a failed tsq job in RetrySet reads right in Ruby, and SortedEntry#retry ma
   // performAsync carries FailJob's static options (backtrace: 5) into the payload.
   const jid = await FailJob.set({ client }).performAsync("kaboom 42");
   assert.ok(jid);
-  await eventually(async () => (await redis.redis.zcard(RETRY)) === 1, 10_000, "the failed job never reached the retry set");
+  await eventually(
+    async () => (await redis.redis.zcard(RETRY)) === 1,
+    10_000,
+    "the failed job never reached the retry set",
+  );
   const failedAt = nowSeconds();
 
   const ENTRY_RB = `
@@ -364,10 +412,14 @@ e && { "size" => Sidekiq::RetrySet.new.size, "jid" => e.jid, "klass" => e.klass,
   const delay = entry.score - entry.failed_at;
   assert.ok(delay >= 14.9 && delay < 25.1, `retry is due ${delay.toFixed(2)} s after the failure, not 15-24 s`);
   // JobRecord#error_backtrace: Base64 → Zlib::Inflate → JSON array, kept to `backtrace: 5` lines.
-  assert.ok(Array.isArray(entry.error_backtrace), `error_backtrace is not an array: ${JSON.stringify(entry.error_backtrace)}`);
+  assert.ok(
+    Array.isArray(entry.error_backtrace),
+    `error_backtrace is not an array: ${JSON.stringify(entry.error_backtrace)}`,
+  );
   const frames = entry.error_backtrace as unknown[];
   assert.equal(frames.length, 5, `expected 5 frames: ${JSON.stringify(frames)}`);
-  for (const frame of frames) assert.ok(typeof frame === "string" && frame.length > 0, `bad frame ${JSON.stringify(frame)}`);
+  for (const frame of frames)
+    assert.ok(typeof frame === "string" && frame.length > 0, `bad frame ${JSON.stringify(frame)}`);
   assert.match(frames[0] as string, /FailJob\.perform .*testJobs\.js:\d+:\d+/, "the first frame is FailJob#perform");
 
   // Ruby's "Retry now": remove from `retry`, retry_count -= 1, Client.push back to the queue.
@@ -377,9 +429,17 @@ e && { "size" => Sidekiq::RetrySet.new.size, "jid" => e.jid, "klass" => e.klass,
     { JID: jid },
   );
   assert.deepEqual(retried, { ok: true });
-  await eventually(async () => (await redis.redis.llen("failed-attempts")) === 2, 10_000, "tsq did not run the retried job");
+  await eventually(
+    async () => (await redis.redis.llen("failed-attempts")) === 2,
+    10_000,
+    "tsq did not run the retried job",
+  );
   assert.deepEqual(await redis.redis.lrange("failed-attempts", 0, -1), [jid, jid]);
-  await eventually(async () => (await redis.redis.zcard(RETRY)) === 1, 10_000, "the second failure did not reach the retry set");
+  await eventually(
+    async () => (await redis.redis.zcard(RETRY)) === 1,
+    10_000,
+    "the second failure did not reach the retry set",
+  );
 
   const second = await ruby<Entry | null>(redis, ENTRY_RB, { JID: jid });
   assert.ok(second, "the job is not back in the retry set");

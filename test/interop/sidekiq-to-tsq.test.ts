@@ -176,7 +176,6 @@ function readFixture(name: string): Fixture {
   return JSON.parse(readFileSync(path, "utf8")) as Fixture;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Ruby -> tsq
 // ---------------------------------------------------------------------------------------------
@@ -185,7 +184,11 @@ test("payloads the Ruby client writes match the golden fixtures and survive pars
   if (!requireRubySidekiq(t)) return;
   const pushed = await pushFromRuby();
   const stored = await readStored();
-  assert.deepEqual(Object.keys(pushed).sort(), [...FIXTURE_NAMES].sort(), "push_golden.rb and the fixture list disagree");
+  assert.deepEqual(
+    Object.keys(pushed).sort(),
+    [...FIXTURE_NAMES].sort(),
+    "push_golden.rb and the fixture list disagree",
+  );
 
   for (const [name, push] of Object.entries(pushed)) {
     const entries = push.jids.map((jid) => {
@@ -194,10 +197,17 @@ test("payloads the Ruby client writes match the golden fixtures and survive pars
       return entry;
     });
     const key = entries[0]!.key;
-    assert.ok(entries.every((entry) => entry.key === key), `${name}: jobs landed in different keys`);
+    assert.ok(
+      entries.every((entry) => entry.key === key),
+      `${name}: jobs landed in different keys`,
+    );
 
     await t.test(`${name}: normalized payload equals test/fixtures/sidekiq-6.4.1/${name}.json`, () => {
-      const actual = fixtureText(push.code, key, entries.map((entry) => normalize(entry.raw)));
+      const actual = fixtureText(
+        push.code,
+        key,
+        entries.map((entry) => normalize(entry.raw)),
+      );
       const path = fixturePath(name);
       if (UPDATE || !existsSync(path)) {
         assert.ok(UPDATE, `missing fixture ${path}; create it with UPDATE_FIXTURES=1`);
@@ -259,7 +269,10 @@ test("tsq re-serializes 20,000 Ruby-written timestamps exactly as Ruby's Float#t
   const { stdout } = await promisify(execFile)("ruby", ["-e", script], { maxBuffer: 64 * 1024 * 1024 });
   const lines = stdout.trim().split("\n");
   assert.equal(lines.length, 10_000);
-  assert.ok(lines.some((line) => /"created_at":\d+\.0,/.test(line)), "the sample includes whole seconds");
+  assert.ok(
+    lines.some((line) => /"created_at":\d+\.0,/.test(line)),
+    "the sample includes whole seconds",
+  );
   const differing = lines
     .map((ruby) => ({ ruby, tsq: dumpPayload(parsePayload(ruby)) }))
     .filter(({ ruby, tsq }) => ruby !== tsq);
@@ -279,7 +292,9 @@ const TSQ_PUSHES: Record<string, (client: Client) => Promise<unknown>> = {
   plain: (client) => client.push({ class: "HardJob", args: ["bob", 5, 1.5, { nested: [true, null] }, "unicode é 😀"] }),
   perform_in: (client) => HardJob.set({ client }).performIn(60, "later", 2),
   options: (client) =>
-    HardJob.set({ client, retry: 5, queue: "critical", backtrace: true, tags: ["alpha", "beta"] }).performAsync("important"),
+    HardJob.set({ client, retry: 5, queue: "critical", backtrace: true, tags: ["alpha", "beta"] }).performAsync(
+      "important",
+    ),
   push_bulk: (client) => client.pushBulk({ class: "HardJob", args: [[1], [2], [3]], queue: "bulk" }),
   extra_fields: (client) => client.push({ class: "HardJob", args: [], bid: "abc", custom: { x: 1 } }),
 };

@@ -35,7 +35,8 @@ export class SleepJob extends Job {
         resolve();
       });
     });
-    if (!this.signal.aborted) await redis().rpush("ran", JSON.stringify({ jid: this.jid, args: [seconds], pid: process.pid }));
+    if (!this.signal.aborted)
+      await redis().rpush("ran", JSON.stringify({ jid: this.jid, args: [seconds], pid: process.pid }));
   }
 }
 

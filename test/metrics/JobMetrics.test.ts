@@ -25,8 +25,8 @@ async function scrape(metrics: JobMetrics) {
 /** LPUSHes a raw payload, as Ruby Sidekiq (or ActiveJob) would have written it. */
 async function pushRaw(fields: Record<string, unknown>): Promise<void> {
   const job = { retry: true, queue: "default", args: [], jid: newJid(), created_at: Date.now() / 1000, ...fields };
-  await handle.redis.sadd("queues", job.queue as string);
-  await handle.redis.lpush(`queue:${job.queue as string}`, JSON.stringify(job));
+  await handle.redis.sadd("queues", job.queue);
+  await handle.redis.lpush(`queue:${job.queue}`, JSON.stringify(job));
 }
 
 class OkJob {
@@ -46,7 +46,12 @@ class Wrapper {
 }
 
 test("done, retried, dead and dropped jobs are counted by queue and class; ActiveJob by its wrapped class", async () => {
-  const launcher = testLauncher(handle.url, [OkJob, LaterJob, Wrapper], { queues: [{ name: "default", weight: 0 }, { name: "mail", weight: 0 }] });
+  const launcher = testLauncher(handle.url, [OkJob, LaterJob, Wrapper], {
+    queues: [
+      { name: "default", weight: 0 },
+      { name: "mail", weight: 0 },
+    ],
+  });
   const metrics = new JobMetrics(launcher.ctx);
   const now = Date.now();
   await pushRaw({ class: "OkJob", enqueued_at: now / 1000 - 3.25 }); // Sidekiq 7: float seconds
@@ -54,9 +59,19 @@ test("done, retried, dead and dropped jobs are counted by queue and class; Activ
   await pushRaw({ class: "LaterJob", enqueued_at: now / 1000 });
   await pushRaw({ class: "LaterJob", enqueued_at: now / 1000, retry: 0 }); // straight to dead
   await pushRaw({ class: "LaterJob", enqueued_at: now / 1000, retry: false }); // dropped
-  await pushRaw({ class: "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper", wrapped: "SendMail", queue: "mail", enqueued_at: now / 1000 });
+  await pushRaw({
+    class: "ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper",
+    wrapped: "SendMail",
+    queue: "mail",
+    enqueued_at: now / 1000,
+  });
   await launcher.start();
-  await until(async () => (await handle.redis.zcard("retry")) === 1 && (await handle.redis.zcard("dead")) === 1 && total(await scrape(metrics), "tsq_jobs_completion_seconds_count") === 6);
+  await until(
+    async () =>
+      (await handle.redis.zcard("retry")) === 1 &&
+      (await handle.redis.zcard("dead")) === 1 &&
+      total(await scrape(metrics), "tsq_jobs_completion_seconds_count") === 6,
+  );
   const families = await scrape(metrics);
   await launcher.stop();
   metrics.stop();
@@ -65,7 +80,10 @@ test("done, retried, dead and dropped jobs are counted by queue and class; Activ
   const later = { queue: "default", class: "LaterJob" };
   assert.equal(total(families, "tsq_jobs_completion_seconds_count", { ...ok, job_status: "done" }), 2);
   assert.equal(total(families, "tsq_jobs_completion_seconds_count", { ...later, job_status: "fail" }), 3);
-  assert.equal(total(families, "tsq_jobs_completion_seconds_count", { queue: "mail", class: "SendMail", job_status: "done" }), 1);
+  assert.equal(
+    total(families, "tsq_jobs_completion_seconds_count", { queue: "mail", class: "SendMail", job_status: "done" }),
+    1,
+  );
   assert.equal(total(families, "tsq_jobs_failed_total", later), 3);
   assert.equal(total(families, "tsq_jobs_retried_total", later), 1);
   assert.equal(total(families, "tsq_jobs_dead_total", later), 1, "retry: false drops the job: failed, not dead");
@@ -94,7 +112,10 @@ test("tsq_running_jobs counts a job while it runs, then shows 0", async () => {
   await until(() => started);
   const during = await scrape(metrics);
   assert.equal(total(during, "tsq_running_jobs", { queue: "default", class: "BlockJob" }), 1);
-  assert.ok(during.get("process_cpu_seconds_total")!.samples.every((s) => s.labels.child === "7"), "process metrics carry the child label");
+  assert.ok(
+    during.get("process_cpu_seconds_total")!.samples.every((s) => s.labels.child === "7"),
+    "process metrics carry the child label",
+  );
   release();
   await until(async () => total(await scrape(metrics), "tsq_jobs_completion_seconds_count") === 1);
   const after = await scrape(metrics);

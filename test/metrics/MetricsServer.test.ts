@@ -38,7 +38,8 @@ test("GET /metrics, /healthz, /readyz; HEAD; anything else 404; other methods 40
   assert.equal((await request(port, "/readyz")).status, 200);
   assert.equal((await request(port, "/healthz")).status, 503);
 
-  for (const path of ["/", "/metrics/", "/favicon.ico", "/healthz/x"]) assert.equal((await request(port, path)).status, 404, path);
+  for (const path of ["/", "/metrics/", "/favicon.ico", "/healthz/x"])
+    assert.equal((await request(port, path)).status, 404, path);
   const post = await fetch(`http://127.0.0.1:${port}/metrics`, { method: "POST" });
   assert.equal(post.status, 405);
   assert.equal(post.headers.get("allow"), "GET, HEAD");
@@ -67,7 +68,10 @@ test("a port in use is logged and start() resolves undefined; the caller runs on
   const logged: string[] = [];
   const logger = pino({ level: "error" }, { write: (line: string) => void logged.push(line) });
   try {
-    const server = new MetricsServer({ metrics: async () => "", healthy: async () => true, ready: () => true }, { port, host: "127.0.0.1", logger });
+    const server = new MetricsServer(
+      { metrics: async () => "", healthy: async () => true, ready: () => true },
+      { port, host: "127.0.0.1", logger },
+    );
     assert.equal(await server.start(), undefined);
     await server.stop();
     assert.match(logged.join(""), /EADDRINUSE/);
@@ -77,7 +81,10 @@ test("a port in use is logged and start() resolves undefined; the caller runs on
 });
 
 test("stop() closes kept-alive scrape connections at once", async () => {
-  const server = new MetricsServer({ metrics: async () => "", healthy: async () => true, ready: () => true }, { port: await freePort(), host: "127.0.0.1", logger: silent });
+  const server = new MetricsServer(
+    { metrics: async () => "", healthy: async () => true, ready: () => true },
+    { port: await freePort(), host: "127.0.0.1", logger: silent },
+  );
   const port = (await server.start())!;
   assert.equal((await request(port, "/healthz")).status, 200); // fetch keeps the connection alive
   const started = performance.now();

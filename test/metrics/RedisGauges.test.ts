@@ -22,6 +22,7 @@ test("sizes and latencies match Redis; the oldest job's enqueued_at counts, in s
   await r.zadd("retry", 1, "c");
   await r.zadd("dead", 1, "d", 2, "e", 3, "f");
   await r.sadd("processes", "host:1:abc", "host:2:def");
+  await r.sadd("paused", "millis"); // as tsqctl pause or Sidekiq Pro's Queue#pause! write it
 
   const families = parseExposition(renderFamilies(await new RedisGauges(r).read(1000)));
   assert.equal(total(families, "tsq_queue_size", { queue: "seconds" }), 2);
@@ -36,6 +37,8 @@ test("sizes and latencies match Redis; the oldest job's enqueued_at counts, in s
   assert.equal(total(families, "tsq_retry_size"), 1);
   assert.equal(total(families, "tsq_dead_size"), 3);
   assert.equal(total(families, "tsq_processes"), 2);
+  assert.equal(total(families, "tsq_queue_paused", { queue: "millis" }), 1);
+  assert.equal(total(families, "tsq_queue_paused", { queue: "seconds" }), 0);
 });
 
 test("Redis unreachable: no gauges, within the timeout, and one read in flight however many scrapes", async () => {
@@ -43,10 +46,10 @@ test("Redis unreachable: no gauges, within the timeout, and one read in flight h
   try {
     let pipelines = 0;
     const pipeline = redis.pipeline.bind(redis);
-    redis.pipeline = ((...args: Parameters<typeof pipeline>) => {
+    redis.pipeline = (...args: Parameters<typeof pipeline>) => {
       pipelines++;
       return pipeline(...args);
-    }) as typeof redis.pipeline;
+    };
     const gauges = new RedisGauges(redis);
     const started = performance.now();
     const results = await Promise.all([gauges.read(300), gauges.read(300), gauges.read(300)]);

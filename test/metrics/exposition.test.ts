@@ -2,7 +2,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { familiesOf, mergeFamilies, monotonicOnly, renderFamilies, type MetricFamily } from "../../src/metrics/exposition.js";
+import {
+  familiesOf,
+  mergeFamilies,
+  monotonicOnly,
+  renderFamilies,
+  type MetricFamily,
+} from "../../src/metrics/exposition.js";
 import { allSeries, parseExposition, total } from "./promText.js";
 
 function counter(name: string, value: number, labels: Record<string, string> = {}): MetricFamily {
@@ -16,8 +22,19 @@ function gauge(name: string, value: number, labels: Record<string, string> = {},
 /** A registry as a cluster child builds one: a labelled histogram, a counter and Node's default metrics. */
 async function childFamilies(child: string, jobs: number): Promise<MetricFamily[]> {
   const registry = new Registry();
-  const h = new Histogram({ name: "tsq_jobs_completion_seconds", help: "h", labelNames: ["queue", "class", "job_status"], buckets: [0.1, 1], registers: [registry] });
-  const c = new Counter({ name: "tsq_jobs_failed_total", help: "c", labelNames: ["queue", "class"], registers: [registry] });
+  const h = new Histogram({
+    name: "tsq_jobs_completion_seconds",
+    help: "h",
+    labelNames: ["queue", "class", "job_status"],
+    buckets: [0.1, 1],
+    registers: [registry],
+  });
+  const c = new Counter({
+    name: "tsq_jobs_failed_total",
+    help: "c",
+    labelNames: ["queue", "class"],
+    registers: [registry],
+  });
   for (let i = 0; i < jobs; i++) h.observe({ queue: "default", class: "A", job_status: "done" }, i / 10);
   c.inc({ queue: "default", class: "A" }, jobs);
   collectDefaultMetrics({ register: registry, labels: { child } });
@@ -26,11 +43,17 @@ async function childFamilies(child: string, jobs: number): Promise<MetricFamily[
 }
 
 test("series with the same name and labels are summed; other label sets stay apart", () => {
-  const merged = mergeFamilies([[counter("x_total", 2, { q: "a" })], [counter("x_total", 3, { q: "a" }), counter("x_total", 1, { q: "b" })]]);
+  const merged = mergeFamilies([
+    [counter("x_total", 2, { q: "a" })],
+    [counter("x_total", 3, { q: "a" }), counter("x_total", 1, { q: "b" })],
+  ]);
   assert.equal(merged.length, 1);
   assert.deepEqual(
     merged[0]!.values.map((v) => [v.labels.q, v.value]),
-    [["a", 5], ["b", 1]],
+    [
+      ["a", 5],
+      ["b", 1],
+    ],
   );
 });
 
@@ -57,11 +80,13 @@ test("a dead child's counters are kept and its replacement's are added: nothing 
 
 test("two children's real registries merge into output the strict parser accepts", async () => {
   const [a, b] = await Promise.all([childFamilies("0", 3), childFamilies("1", 4)]);
-  const own = await familiesOf((() => {
-    const r = new Registry();
-    collectDefaultMetrics({ register: r });
-    return r;
-  })());
+  const own = await familiesOf(
+    (() => {
+      const r = new Registry();
+      collectDefaultMetrics({ register: r });
+      return r;
+    })(),
+  );
   const text = renderFamilies(mergeFamilies([own, a, b]));
   const families = parseExposition(text);
   assert.equal(total(families, "tsq_jobs_completion_seconds_count"), 7);
@@ -105,7 +130,12 @@ test("MonotonicGuard: counter and histogram series never go below what was last 
   const { MonotonicGuard } = await import("../../src/metrics/exposition.js");
   const guard = new MonotonicGuard();
   const scrape = (sum: number, gauge: number) => [
-    { name: "h", help: "h", type: "histogram" as const, values: [{ metricName: "h_sum", labels: { q: "a" }, value: sum }] },
+    {
+      name: "h",
+      help: "h",
+      type: "histogram" as const,
+      values: [{ metricName: "h_sum", labels: { q: "a" }, value: sum }],
+    },
     { name: "g", help: "g", type: "gauge" as const, values: [{ labels: {}, value: gauge }] },
   ];
   guard.apply(scrape(1.1922654419999996, 5));

@@ -11,5 +11,10 @@ export async function request(port: number, path: string, method = "GET"): Promi
   const started = performance.now();
   const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, signal: AbortSignal.timeout(10_000) });
   const body = await response.text();
-  return { status: response.status, body, contentType: response.headers.get("content-type"), ms: performance.now() - started };
+  return {
+    status: response.status,
+    body,
+    contentType: response.headers.get("content-type"),
+    ms: performance.now() - started,
+  };
 }

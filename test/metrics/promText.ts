@@ -129,7 +129,8 @@ function parseSample(line: string, where: string): ParsedSample {
     while (line[i] !== "}") {
       const eq = line.indexOf("=", i);
       const labelName = line.slice(i, eq);
-      if (eq < 0 || !LABEL_NAME.test(labelName) || labelName.startsWith("__")) throw new Error(`${where}: bad label name ${labelName}`);
+      if (eq < 0 || !LABEL_NAME.test(labelName) || labelName.startsWith("__"))
+        throw new Error(`${where}: bad label name ${labelName}`);
       if (labelName in labels) throw new Error(`${where}: label ${labelName} twice`);
       if (line[eq + 1] !== '"') throw new Error(`${where}: label value not quoted`);
       let j = eq + 2;

@@ -12,7 +12,8 @@ test("histogram buckets are cumulative and `le` inclusive, with +Inf, _sum and _
   const { type, aggregator, values } = family.family();
   assert.equal(type, "histogram");
   assert.equal(aggregator, "sum");
-  const of = (queue: string) => values.filter((s) => s.labels.queue === queue).map((s) => [s.metricName, s.labels.le ?? null, s.value]);
+  const of = (queue: string) =>
+    values.filter((s) => s.labels.queue === queue).map((s) => [s.metricName, s.labels.le ?? null, s.value]);
   assert.deepEqual(of("a"), [
     ["h_seconds_bucket", 0.1, 2],
     ["h_seconds_bucket", 1, 4],

@@ -15,27 +15,49 @@ test("tsq serves /metrics, /healthz and /readyz; /healthz is 503 while Redis is 
   const dir = scratchDir("tsq-metrics-cfg");
   writeFileSync(join(dir, "tsq.yml"), "heartbeat_interval: 1\n");
   const port = await freePort();
-  const proc = startTsq(["-r", TEST_JOBS, "-c", "5", "-t", "2", "-C", join(dir, "tsq.yml"), "--metrics-port", String(port)], { REDIS_URL: handle.url });
+  const proc = startTsq(
+    ["-r", TEST_JOBS, "-c", "5", "-t", "2", "-C", join(dir, "tsq.yml"), "--metrics-port", String(port)],
+    { REDIS_URL: handle.url },
+  );
   t.after(async () => {
     await proc.stop(10_000);
   });
-  await eventually(async () => (await request(port, "/readyz").catch(() => undefined))?.status === 200, 20_000, `/readyz 200; output:\n${proc.output().slice(-2000)}`);
+  await eventually(
+    async () => (await request(port, "/readyz").catch(() => undefined))?.status === 200,
+    20_000,
+    `/readyz 200; output:\n${proc.output().slice(-2000)}`,
+  );
   assert.equal((await request(port, "/healthz")).status, 200);
   assert.equal((await request(port, "/elsewhere")).status, 404);
 
-  await pushJobs(handle.url, "CountJob", Array.from({ length: 40 }, (_, i) => [i]));
-  await pushJobs(handle.url, "FarRetryFailJob", Array.from({ length: 5 }, () => []));
-  const families = await eventually(async () => {
-    const reply = await request(port, "/metrics");
-    const parsed = parseExposition(reply.body);
-    return total(parsed, "tsq_jobs_completion_seconds_count") === 45 ? parsed : undefined;
-  }, 20_000, "45 completions");
+  await pushJobs(
+    handle.url,
+    "CountJob",
+    Array.from({ length: 40 }, (_, i) => [i]),
+  );
+  await pushJobs(
+    handle.url,
+    "FarRetryFailJob",
+    Array.from({ length: 5 }, () => []),
+  );
+  const families = await eventually(
+    async () => {
+      const reply = await request(port, "/metrics");
+      const parsed = parseExposition(reply.body);
+      return total(parsed, "tsq_jobs_completion_seconds_count") === 45 ? parsed : undefined;
+    },
+    20_000,
+    "45 completions",
+  );
   assert.equal(total(families, "tsq_jobs_completion_seconds_count", { class: "CountJob", job_status: "done" }), 40);
   assert.equal(total(families, "tsq_jobs_retried_total", { class: "FarRetryFailJob" }), 5);
   assert.equal(total(families, "tsq_queue_size", { queue: "default" }), 0);
   assert.equal(total(families, "tsq_retry_size"), 5);
   assert.equal(total(families, "tsq_processes"), 1);
-  assert.ok(families.get("process_cpu_seconds_total")?.samples.every((s) => s.labels.child === undefined), "no child label on a single process");
+  assert.ok(
+    families.get("process_cpu_seconds_total")?.samples.every((s) => s.labels.child === undefined),
+    "no child label on a single process",
+  );
   assert.equal(families.get("tsq_cluster_children"), undefined, "no supervisor metrics without a supervisor");
 
   // Redis down for 3 s: /healthz says so within about 1 s, /metrics still answers (without the Redis gauges).
@@ -51,5 +73,9 @@ test("tsq serves /metrics, /healthz and /readyz; /healthz is 503 while Redis is 
   assert.equal(withoutRedis.get("tsq_queue_size"), undefined);
   assert.equal(total(withoutRedis, "tsq_jobs_completion_seconds_count"), 45);
   await back;
-  await eventually(async () => (await request(port, "/healthz")).status === 200, 20_000, "/healthz 200 once Redis is back");
+  await eventually(
+    async () => (await request(port, "/healthz")).status === 200,
+    20_000,
+    "/healthz 200 once Redis is back",
+  );
 });

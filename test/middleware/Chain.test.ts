@@ -79,7 +79,10 @@ describe("chain order", () => {
     const chain = new Chain<Args>().add(a).add(b);
     assert.throws(() => chain.insertBefore(c, b), new Error("middleware c is not in the chain"));
     assert.throws(() => chain.insertAfter(d, a), new Error("middleware d is not in the chain"));
-    assert.throws(() => chain.insertAfter(async (_l: string[], n: Next) => n(), a), /^Error: middleware \(anonymous\) is not in the chain$/);
+    assert.throws(
+      () => chain.insertAfter(async (_l: string[], n: Next) => n(), a),
+      /^Error: middleware \(anonymous\) is not in the chain$/,
+    );
     assert.throws(() => chain.insertBefore(a, a), new Error("middleware a cannot be inserted relative to itself"));
     assert.deepEqual(names(chain), ["a", "b"]);
   });
@@ -118,7 +121,10 @@ describe("class and function middleware", () => {
     assert.deepEqual(await run(chain), ["tx2", "a>", "job", "<a"]);
     assert.equal(instances.length, 2);
     assert.notEqual(instances[0], instances[1]);
-    assert.deepEqual(instances.map((i) => i.calls), [1, 1]);
+    assert.deepEqual(
+      instances.map((i) => i.calls),
+      [1, 1],
+    );
   });
 
   test("a plain function (not arrow) without a call method runs as a function", async () => {
@@ -151,7 +157,10 @@ describe("class and function middleware", () => {
 describe("stopping and errors", () => {
   test("a middleware that does not call next stops the chain: invoke resolves false", async () => {
     const log: string[] = [];
-    const chain = new Chain<Args>().add(a).add((l: string[]) => void l.push("stop")).add(b);
+    const chain = new Chain<Args>()
+      .add(a)
+      .add((l: string[]) => void l.push("stop"))
+      .add(b);
     const ran = await chain.invoke([log], async () => {
       log.push("job");
     });
@@ -184,7 +193,10 @@ describe("stopping and errors", () => {
         throw error;
       }
     });
-    await assert.rejects(chain.invoke([[]], async () => Promise.reject(new Error("job failed"))), /job failed/);
+    await assert.rejects(
+      chain.invoke([[]], async () => Promise.reject(new Error("job failed"))),
+      /job failed/,
+    );
     assert.deepEqual(seen, ["job failed"]);
   });
 });

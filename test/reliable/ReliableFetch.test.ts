@@ -23,7 +23,11 @@ async function one(fetch: ReliableFetch) {
 
 async function push(queue: string, n: number): Promise<string[]> {
   const client = new Client({ redis: handle.url });
-  const jids = (await client.pushBulk({ class: "A", args: Array.from({ length: n }, (_, i) => [i]), queue })) as string[];
+  const jids = (await client.pushBulk({
+    class: "A",
+    args: Array.from({ length: n }, (_, i) => [i]),
+    queue,
+  })) as string[];
   await client.close();
   return jids;
 }
@@ -37,6 +41,8 @@ test("a fetched job sits in queue:sq|<identity>|<q> until acknowledged (one queu
   assert.equal(await handle.redis.llen("queue:default"), 0);
   assert.deepEqual(await handle.redis.lrange(`queue:sq|${ID}|default`, 0, -1), [unit.job]);
   await unit.acknowledge();
+  // Acknowledgements are written in the background, batched; drain() waits for them (as a stop does).
+  await fetch.drain();
   assert.equal(await handle.redis.exists(`queue:sq|${ID}|default`), 0);
   assert.deepEqual(await fetch.retrieveWork(1), [], "an empty queue times out with nothing");
   fetch.close();
@@ -45,7 +51,10 @@ test("a fetched job sits in queue:sq|<identity>|<q> until acknowledged (one queu
 test("several queues: strict order across them; requeue puts the job back at the front", async () => {
   await push("low", 2);
   const [high] = await push("high", 1);
-  const fetch = fetcher([{ name: "high", weight: 0 }, { name: "low", weight: 0 }]);
+  const fetch = fetcher([
+    { name: "high", weight: 0 },
+    { name: "low", weight: 0 },
+  ]);
   const first = (await one(fetch))!;
   assert.equal(first.queue, "high");
   assert.ok(first.job.includes(high!));
@@ -75,7 +84,10 @@ test("recoverIdentity returns a dead process's jobs to the front of their queues
   // BRPOP order from the right end: the three recovered (in fetch order), then the two never fetched.
   const order = (await handle.redis.lrange("queue:default", 0, -1)).reverse().map((j) => JSON.parse(j).jid as string);
   assert.deepEqual(order, jids);
-  assert.deepEqual(taken.map((u) => JSON.parse(u!.job).jid), jids.slice(0, 3));
+  assert.deepEqual(
+    taken.map((u) => JSON.parse(u!.job).jid),
+    jids.slice(0, 3),
+  );
 });
 
 test("a job recovered 3 times (front, then scattered in schedule) goes to dead as PoisonPillError on the 4th", async () => {
@@ -112,7 +124,10 @@ test("sweepOrphans recovers identities whose heartbeat expired, never a live one
   await one(fetch);
   fetch.close();
   const live = "host:2:bbbbbbbbbbbb";
-  await handle.redis.lpush(`queue:sq|${live}|default`, '{"class":"A","args":[],"jid":"live00000000000000000000","queue":"default"}');
+  await handle.redis.lpush(
+    `queue:sq|${live}|default`,
+    '{"class":"A","args":[],"jid":"live00000000000000000000","queue":"default"}',
+  );
   await handle.redis.hset(live, "info", "{}");
   await handle.redis.sadd("super_processes", ID, live, "me:3:cccccccccccc");
   assert.equal(await sweepOrphans(handle.redis, "me:3:cccccccccccc", DEFAULTS, silent), 1);
@@ -125,7 +140,10 @@ test("one fetch moves up to `max` jobs (the free slots) from the first non-empty
   const jids = await push("default", 5);
   const fetch = fetcher([{ name: "default", weight: 0 }]);
   const units = await fetch.retrieveWork(3);
-  assert.deepEqual(units.map((u) => JSON.parse(u.job).jid), jids.slice(0, 3));
+  assert.deepEqual(
+    units.map((u) => JSON.parse(u.job).jid),
+    jids.slice(0, 3),
+  );
   assert.equal(await handle.redis.llen(`queue:sq|${ID}|default`), 3);
   assert.equal(await handle.redis.llen("queue:default"), 2);
   assert.equal((await fetch.retrieveWork(10)).length, 2, "takes what is there, no more");

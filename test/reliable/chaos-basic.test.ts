@@ -13,4 +13,3 @@ test("basic fetch: the same chaos loses jobs (proving the test can fail)", async
   console.log(`basic: ${kills} children SIGKILLed; ${lost} jobs lost`);
   assert.ok(lost > 0, "BasicFetch was expected to lose the jobs of killed children");
 });
-

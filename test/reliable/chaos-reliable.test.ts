@@ -14,4 +14,3 @@ test("reliable fetch: 20,000 jobs, a child SIGKILLed every 2 s: every job comple
   assert.ok(kills >= 3, `only ${kills} kills: the run was too short to prove anything`);
   assert.deepEqual(missing, []);
 });
-

@@ -21,11 +21,31 @@ export function childPids(ppid: number): number[] {
 }
 
 /** Runs 20,000 jobs on a 3-child cluster, SIGKILLing a child every 2 s while work remains. */
-export async function chaos(handle: RedisHandle, fetch: "basic" | "reliable"): Promise<{ jids: string[]; done: string[]; kills: number }> {
+export async function chaos(
+  handle: RedisHandle,
+  fetch: "basic" | "reliable",
+): Promise<{ jids: string[]; done: string[]; kills: number }> {
   const N = 20_000;
-  const jids = await pushJobs(handle.url, "MarkJob", Array.from({ length: N }, () => [10]));
+  const jids = await pushJobs(
+    handle.url,
+    "MarkJob",
+    Array.from({ length: N }, () => [10]),
+  );
   const cluster = startTsq(
-    ["-r", TEST_JOBS, "--processes", "3", "-c", "10", "-t", "2", "--fetch", fetch, "-C", config("heartbeat_interval: 1\n")],
+    [
+      "-r",
+      TEST_JOBS,
+      "--processes",
+      "3",
+      "-c",
+      "10",
+      "-t",
+      "2",
+      "--fetch",
+      fetch,
+      "-C",
+      config("heartbeat_interval: 1\n"),
+    ],
     { REDIS_URL: handle.url, TSQ_LOG_LEVEL: "warn" },
     "bin/tsq-cluster.js",
   );
@@ -40,7 +60,10 @@ export async function chaos(handle: RedisHandle, fetch: "basic" | "reliable"): P
       process.kill(victim, "SIGKILL");
       kills++;
     }
-    if (process.env.TSQ_CHAOS_DEBUG) console.log(`kill ${kills}: queued ${await handle.redis.llen("queue:default")} done ${await handle.redis.llen("done")} children ${pids.length}`);
+    if (process.env.TSQ_CHAOS_DEBUG)
+      console.log(
+        `kill ${kills}: queued ${await handle.redis.llen("queue:default")} done ${await handle.redis.llen("done")} children ${pids.length}`,
+      );
   }
   // Let the last recoveries and in-flight jobs settle: the queue and every private list empty, and
   // the done count unchanged for 2 s.
@@ -63,4 +86,3 @@ export async function chaos(handle: RedisHandle, fetch: "basic" | "reliable"): P
   assert.equal(await cluster.stop(), 0);
   return { jids, done: await handle.redis.lrange("done", 0, -1), kills };
 }
-

@@ -9,7 +9,12 @@ import { BasicFetch } from "../../src/server/BasicFetch.js";
 const handle = useRedis();
 
 function fetcher(queues: string[]): BasicFetch {
-  return new BasicFetch(handle.redis, connect(handle.url), queues.map((name) => ({ name, weight: 0 })), 0.2);
+  return new BasicFetch(
+    handle.redis,
+    connect(handle.url),
+    queues.map((name) => ({ name, weight: 0 })),
+    0.2,
+  );
 }
 
 test("several free slots: one fetch takes up to that many jobs, oldest first, from the first non-empty queue", async () => {
@@ -17,12 +22,25 @@ test("several free slots: one fetch takes up to that many jobs, oldest first, fr
   const high = await pushJobs(handle.url, "A", [[4], [5]], "high");
   const fetch = fetcher(["high", "low"]);
   const first = await fetch.retrieveWork(10);
-  assert.deepEqual(first.map((u) => u.queue), ["high", "high"], "never mixes queues in one fetch");
-  assert.deepEqual(first.map((u) => JSON.parse(u.job).jid), high);
+  assert.deepEqual(
+    first.map((u) => u.queue),
+    ["high", "high"],
+    "never mixes queues in one fetch",
+  );
+  assert.deepEqual(
+    first.map((u) => JSON.parse(u.job).jid),
+    high,
+  );
   const second = await fetch.retrieveWork(2);
-  assert.deepEqual(second.map((u) => JSON.parse(u.job).jid), low.slice(0, 2));
+  assert.deepEqual(
+    second.map((u) => JSON.parse(u.job).jid),
+    low.slice(0, 2),
+  );
   const third = await fetch.retrieveWork(1);
-  assert.deepEqual(third.map((u) => JSON.parse(u.job).jid), low.slice(2));
+  assert.deepEqual(
+    third.map((u) => JSON.parse(u.job).jid),
+    low.slice(2),
+  );
   assert.deepEqual(await fetch.retrieveWork(5), [], "empty queues time out with nothing");
   fetch.close();
 });
@@ -33,6 +51,9 @@ test("requeue puts a job back at the tail, so it is fetched next", async () => {
   const [unit] = await fetch.retrieveWork(1);
   await unit!.requeue();
   const again = await fetch.retrieveWork(2);
-  assert.deepEqual(again.map((u) => JSON.parse(u.job).jid), jids);
+  assert.deepEqual(
+    again.map((u) => JSON.parse(u.job).jid),
+    jids,
+  );
   fetch.close();
 });

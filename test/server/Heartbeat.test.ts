@@ -20,7 +20,10 @@ test("the process record: identity format, info JSON keys, fields, TTL 60 s, sta
   }
   const launcher = testLauncher(handle.url, [Slow, Quick], {
     concurrency: 3,
-    queues: [{ name: "default", weight: 2 }, { name: "low", weight: 1 }],
+    queues: [
+      { name: "default", weight: 2 },
+      { name: "low", weight: 1 },
+    ],
     heartbeatInterval: 0.3,
     labels: ["blue"],
   });
@@ -43,7 +46,18 @@ test("the process record: identity format, info JSON keys, fields, TTL 60 s, sta
   assert.match(record.beat!, /^\d+\.\d+$/);
   const info = JSON.parse(record.info!) as Record<string, unknown>;
   assert.deepEqual(Object.keys(info).sort(), [
-    "capsules", "concurrency", "embedded", "hostname", "identity", "labels", "pid", "queues", "started_at", "tag", "version", "weights",
+    "capsules",
+    "concurrency",
+    "embedded",
+    "hostname",
+    "identity",
+    "labels",
+    "pid",
+    "queues",
+    "started_at",
+    "tag",
+    "version",
+    "weights",
   ]);
   assert.deepEqual(info.queues, ["default", "low"]);
   assert.deepEqual(info.weights, [{ default: 2, low: 1 }]);

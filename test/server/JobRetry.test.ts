@@ -12,7 +12,15 @@ import type { RunnableClass } from "../../src/server/Registry.js";
 const handle = useRedis();
 
 function job(fields: Partial<JobPayload> = {}): JobPayload {
-  return { class: "SomeJob", args: [1], jid: newJid(), queue: "default", retry: true, created_at: Date.now() / 1000, ...fields };
+  return {
+    class: "SomeJob",
+    args: [1],
+    jid: newJid(),
+    queue: "default",
+    retry: true,
+    created_at: Date.now() / 1000,
+    ...fields,
+  };
 }
 
 function setup(overrides = {}) {
@@ -85,8 +93,14 @@ test("retry: true uses maxRetries (25); retry: false drops the job but runs deat
 test("retry_for: exhausted once failed_at + retry_for is past, whatever the count", async () => {
   const { retry } = setup();
   const now = Date.now() / 1000;
-  assert.equal(await retry.handle(job({ retry_for: 3600, retry_count: 40, failed_at: now - 60 }), new Error("e"), undefined), "retried");
-  assert.equal(await retry.handle(job({ retry_for: 60, retry_count: 1, failed_at: now - 120 }), new Error("e"), undefined), "dead");
+  assert.equal(
+    await retry.handle(job({ retry_for: 3600, retry_count: 40, failed_at: now - 60 }), new Error("e"), undefined),
+    "retried",
+  );
+  assert.equal(
+    await retry.handle(job({ retry_for: 60, retry_count: 1, failed_at: now - 120 }), new Error("e"), undefined),
+    "dead",
+  );
 });
 
 test("backtrace: error_backtrace is base64 of zlib-deflated JSON lines, limited to N lines", async () => {

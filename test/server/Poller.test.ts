@@ -12,9 +12,22 @@ test("enqueueDue moves due retry and schedule entries to their queues through th
   const launcher = testLauncher(handle.url);
   const poller = new Poller(launcher.ctx);
   const now = Date.now() / 1000;
-  const due = { class: "A", args: [1], jid: "a".repeat(24), queue: "low", retry: true, created_at: now - 10, retry_count: 0, error_class: "E" };
+  const due = {
+    class: "A",
+    args: [1],
+    jid: "a".repeat(24),
+    queue: "low",
+    retry: true,
+    created_at: now - 10,
+    retry_count: 0,
+    error_class: "E",
+  };
   await handle.redis.zadd("retry", String(now - 1), JSON.stringify(due));
-  await handle.redis.zadd("schedule", String(now - 1), JSON.stringify({ ...due, jid: "b".repeat(24), queue: "default" }));
+  await handle.redis.zadd(
+    "schedule",
+    String(now - 1),
+    JSON.stringify({ ...due, jid: "b".repeat(24), queue: "default" }),
+  );
   await handle.redis.zadd("schedule", String(now + 3600), JSON.stringify({ ...due, jid: "c".repeat(24) }));
   assert.equal(await poller.enqueueDue(), 2);
   const [low] = await handle.redis.lrange("queue:low", 0, -1);
@@ -67,13 +80,17 @@ test("batch path: every other byte of a due job is kept; enqueued_at is replaced
   const launcher = testLauncher(handle.url);
   const poller = new Poller(launcher.ctx);
   const past = String(Date.now() / 1000 - 5);
-  const ruby = '{"retry":true,"queue":"low","class":"A","args":[1.0,-0.0,{"x":"}"}],"jid":"r1","created_at":1795264707.0,"enqueued_at":1795264707.5}';
+  const ruby =
+    '{"retry":true,"queue":"low","class":"A","args":[1.0,-0.0,{"x":"}"}],"jid":"r1","created_at":1795264707.0,"enqueued_at":1795264707.5}';
   const scheduled = '{"class":"B","args":[2.50],"jid":"s1","queue":"default","retry":true,"created_at":1795264707.25}';
   const nested = '{"class":"C","args":[{"enqueued_at":1}],"jid":"n1","queue":"default","retry":true}';
   await handle.redis.zadd("retry", past, ruby);
   await handle.redis.zadd("schedule", past, scheduled, past, nested);
   for (let i = 0; i < 2500; i += 500) {
-    const members = Array.from({ length: 500 }, (_, j) => [past, `{"class":"D","args":[${i + j}],"jid":"d${i + j}","queue":"bulk","retry":true}`]).flat();
+    const members = Array.from({ length: 500 }, (_, j) => [
+      past,
+      `{"class":"D","args":[${i + j}],"jid":"d${i + j}","queue":"bulk","retry":true}`,
+    ]).flat();
     await handle.redis.zadd("schedule", ...members);
   }
   const before = Date.now() / 1000;
@@ -81,12 +98,21 @@ test("batch path: every other byte of a due job is kept; enqueued_at is replaced
   assert.equal(await handle.redis.zcard("schedule"), 0);
   assert.equal(await handle.redis.llen("queue:bulk"), 2500);
   const [low] = await handle.redis.lrange("queue:low", 0, -1);
-  assert.match(low!, /^\{"retry":true,"queue":"low","class":"A","args":\[1\.0,-0\.0,\{"x":"\}"\}\],"jid":"r1","created_at":1795264707\.0,"enqueued_at":\d+\.\d+\}$/);
+  assert.match(
+    low!,
+    /^\{"retry":true,"queue":"low","class":"A","args":\[1\.0,-0\.0,\{"x":"\}"\}\],"jid":"r1","created_at":1795264707\.0,"enqueued_at":\d+\.\d+\}$/,
+  );
   assert.ok((JSON.parse(low!) as { enqueued_at: number }).enqueued_at >= before);
   const defaults = await handle.redis.lrange("queue:default", 0, -1);
   const s1 = defaults.find((j) => j.includes('"jid":"s1"'))!;
-  assert.match(s1, /^\{"class":"B","args":\[2\.50\],"jid":"s1","queue":"default","retry":true,"created_at":1795264707\.25,"enqueued_at":\d+\.\d+\}$/);
-  const n1 = JSON.parse(defaults.find((j) => j.includes('"jid":"n1"'))!) as { args: [{ enqueued_at: number }]; enqueued_at: number };
+  assert.match(
+    s1,
+    /^\{"class":"B","args":\[2\.50\],"jid":"s1","queue":"default","retry":true,"created_at":1795264707\.25,"enqueued_at":\d+\.\d+\}$/,
+  );
+  const n1 = JSON.parse(defaults.find((j) => j.includes('"jid":"n1"'))!) as {
+    args: [{ enqueued_at: number }];
+    enqueued_at: number;
+  };
   assert.equal(n1.args[0].enqueued_at, 1, "a nested enqueued_at is never touched (the client path handles that job)");
   assert.ok(n1.enqueued_at >= before);
   assert.deepEqual((await handle.redis.smembers("queues")).sort(), ["bulk", "default", "low"]);
@@ -95,13 +121,21 @@ test("batch path: every other byte of a due job is kept; enqueued_at is replaced
 test("with client middleware configured, due jobs go one by one through the client so the middleware runs", async () => {
   const launcher = testLauncher(handle.url);
   const seen: string[] = [];
-  launcher.ctx.client.middleware.add((_name: string, job: { jid: string }, _queue: string, _redis: unknown, next: () => Promise<void>) => {
-    seen.push(job.jid);
-    return next();
-  });
+  launcher.ctx.client.middleware.add(
+    (_name: string, job: { jid: string }, _queue: string, _redis: unknown, next: () => Promise<void>) => {
+      seen.push(job.jid);
+      return next();
+    },
+  );
   const poller = new Poller(launcher.ctx);
   const past = String(Date.now() / 1000 - 1);
-  await handle.redis.zadd("schedule", past, '{"class":"A","args":[],"jid":"m1","queue":"default"}', past, '{"class":"A","args":[],"jid":"m2","queue":"default"}');
+  await handle.redis.zadd(
+    "schedule",
+    past,
+    '{"class":"A","args":[],"jid":"m1","queue":"default"}',
+    past,
+    '{"class":"A","args":[],"jid":"m2","queue":"default"}',
+  );
   assert.equal(await poller.enqueueDue(), 2);
   assert.deepEqual(seen.sort(), ["m1", "m2"]);
   launcher.ctx.client.middleware.clear();
@@ -109,7 +143,11 @@ test("with client middleware configured, due jobs go one by one through the clie
 
 test("sidekiqVersion 8: the batch path writes enqueued_at as integer milliseconds", async () => {
   const launcher = testLauncher(handle.url, [], { sidekiqVersion: 8 });
-  await handle.redis.zadd("schedule", String(Date.now() / 1000 - 1), '{"class":"A","args":[],"jid":"v8","queue":"default"}');
+  await handle.redis.zadd(
+    "schedule",
+    String(Date.now() / 1000 - 1),
+    '{"class":"A","args":[],"jid":"v8","queue":"default"}',
+  );
   await new Poller(launcher.ctx).enqueueDue();
   const [job] = await handle.redis.lrange("queue:default", 0, -1);
   assert.match(job!, /"enqueued_at":\d{13}\}$/);

@@ -3,7 +3,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ProcessState, type WorkEntry } from "../../src/server/ProcessState.js";
 
-const entry = (jid: string): WorkEntry => ({ queue: "default", payload: `{"jid":"${jid}"}`, runAt: 1, jid, className: "X", startedMs: 0 });
+const entry = (jid: string): WorkEntry => ({
+  queue: "default",
+  payload: `{"jid":"${jid}"}`,
+  runAt: 1,
+  jid,
+  className: "X",
+  startedMs: 0,
+});
 
 test("busy and work count running jobs only, through idle slots and repeated begins", () => {
   const state = new ProcessState();
@@ -14,7 +21,11 @@ test("busy and work count running jobs only, through idle slots and repeated beg
   assert.deepEqual([...state.work.keys()], ["t1", "t2"]);
   state.end("t1");
   assert.equal(state.busy, 1);
-  assert.deepEqual([...state.work.entries()].map(([tid, w]) => [tid, w.jid]), [["t2", "b"]], "an idle slot is not shown");
+  assert.deepEqual(
+    [...state.work.entries()].map(([tid, w]) => [tid, w.jid]),
+    [["t2", "b"]],
+    "an idle slot is not shown",
+  );
   state.end("t1"); // twice: no negative count
   assert.equal(state.busy, 1);
   state.begin("t2", entry("c")); // a slot replaced without an end counts once

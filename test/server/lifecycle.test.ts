@@ -8,7 +8,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
-import { Client } from "../../src/client/Client.js";
 import { pushJobs, scratchDir } from "../helpers/fixtures.js";
 
 const handle = useRedis();
@@ -21,10 +20,14 @@ function fastConfig(): string {
   return path;
 }
 
-const push = (className: string, argsList: unknown[][], queue = "default") => pushJobs(handle.url, className, argsList, queue);
+const push = (className: string, argsList: unknown[][], queue = "default") =>
+  pushJobs(handle.url, className, argsList, queue);
 
 test("TERM with 20 long jobs and -t 2: exits 0 within ~3 s, every job back in its queue, a new worker runs them", async () => {
-  const jids = await push("SleepJob", Array.from({ length: 20 }, () => [60]));
+  const jids = await push(
+    "SleepJob",
+    Array.from({ length: 20 }, () => [60]),
+  );
   const worker = startTsq(["-r", TEST_JOBS, "-c", "20", "-t", "2", "-C", fastConfig()], { REDIS_URL: handle.url });
   await eventually(async () => (await handle.redis.llen("started")) === 20, 15_000, "20 jobs started");
   const identity = (await handle.redis.smembers("processes"))[0]!;

@@ -9,15 +9,40 @@ import { Client } from "../../src/client/Client.js";
 const handle = useRedis();
 
 test("modes: no weights is strict, all weights 1 is random, anything else is weighted", () => {
-  assert.equal(queueMode([{ name: "a", weight: 0 }, { name: "b", weight: 0 }]), "strict");
-  assert.equal(queueMode([{ name: "a", weight: 1 }, { name: "b", weight: 1 }]), "random");
-  assert.equal(queueMode([{ name: "a", weight: 3 }, { name: "b", weight: 1 }]), "weighted");
+  assert.equal(
+    queueMode([
+      { name: "a", weight: 0 },
+      { name: "b", weight: 0 },
+    ]),
+    "strict",
+  );
+  assert.equal(
+    queueMode([
+      { name: "a", weight: 1 },
+      { name: "b", weight: 1 },
+    ]),
+    "random",
+  );
+  assert.equal(
+    queueMode([
+      { name: "a", weight: 3 },
+      { name: "b", weight: 1 },
+    ]),
+    "weighted",
+  );
 });
 
 test("strict keeps the listed order; random and weighted de-duplicate every fetch", () => {
-  const strict = new QueueOrder([{ name: "a", weight: 0 }, { name: "b", weight: 0 }, { name: "c", weight: 0 }]);
+  const strict = new QueueOrder([
+    { name: "a", weight: 0 },
+    { name: "b", weight: 0 },
+    { name: "c", weight: 0 },
+  ]);
   for (let i = 0; i < 10; i++) assert.deepEqual(strict.next(), ["a", "b", "c"]);
-  const weighted = new QueueOrder([{ name: "a", weight: 3 }, { name: "b", weight: 1 }]);
+  const weighted = new QueueOrder([
+    { name: "a", weight: 3 },
+    { name: "b", weight: 1 },
+  ]);
   let aFirst = 0;
   for (let i = 0; i < 20_000; i++) {
     const order = weighted.next();
@@ -25,7 +50,10 @@ test("strict keeps the listed order; random and weighted de-duplicate every fetc
     if (order[0] === "a") aFirst++;
   }
   assert.ok(Math.abs(aFirst / 20_000 - 0.75) < 0.02, `a first in ${aFirst / 200}% of fetches`);
-  const random = new QueueOrder([{ name: "a", weight: 1 }, { name: "b", weight: 1 }]);
+  const random = new QueueOrder([
+    { name: "a", weight: 1 },
+    { name: "b", weight: 1 },
+  ]);
   let randomA = 0;
   for (let i = 0; i < 20_000; i++) if (random.next()[0] === "a") randomA++;
   assert.ok(Math.abs(randomA / 20_000 - 0.5) < 0.02);

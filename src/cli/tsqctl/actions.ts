@@ -15,7 +15,18 @@ import type { Command } from "commander";
 import type { Redis } from "ioredis";
 import { Queue, type JobSet, type SortedEntry } from "../../api/index.js";
 import { DEAD, RETRY, SCHEDULE, type JobSetName } from "../../keys.js";
-import { addJsonOption, addRedisUrlOption, addYesOption, checkConfirmable, confirm, printJson, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
+import {
+  addJsonOption,
+  addRedisUrlOption,
+  addYesOption,
+  checkConfirmable,
+  confirm,
+  printJson,
+  resolveRedisUrl,
+  UsageError,
+  withRedis,
+  type CliIO,
+} from "./common.js";
 import { delimit } from "./format.js";
 import { openSet, setLabel, setNamed, targetOf, type Target } from "./sets.js";
 import type { ActionJson } from "./views.js";
@@ -72,7 +83,11 @@ async function act(verb: Verb, jid: string | undefined, flags: ActionFlags, io: 
       const jobs = openSet(redis, set);
       const size = await jobs.size();
       if (size === 0) return 0;
-      await confirm(io, flags.yes, `${verb === "retry" ? "Retry" : "Kill"} all ${delimit(size)} jobs in the ${setLabel(set)}?`);
+      await confirm(
+        io,
+        flags.yes,
+        `${verb === "retry" ? "Retry" : "Kill"} all ${delimit(size)} jobs in the ${setLabel(set)}?`,
+      );
       return verb === "retry" ? jobs.retryAll() : jobs.killAll();
     });
     const text = `${past} ${delimit(count)} jobs from the ${setLabel(set)}`;
@@ -81,7 +96,12 @@ async function act(verb: Verb, jid: string | undefined, flags: ActionFlags, io: 
   const url = resolveRedisUrl(flags.redisUrl, io);
   const entry = await withRedis(url, async (redis) => {
     const found = await find(redis, chosen === undefined ? searched : [chosen], one);
-    const done = verb === "kill" ? await found.kill() : found.set.name === SCHEDULE ? await found.addToQueue() : await found.retry();
+    const done =
+      verb === "kill"
+        ? await found.kill()
+        : found.set.name === SCHEDULE
+          ? await found.addToQueue()
+          : await found.retry();
     if (!done) throw new NotFoundError(`job ${one} left the ${setLabel(found.set.name)} before it could be ${past}`);
     return found;
   });
@@ -113,7 +133,12 @@ async function deleteJob(targetText: string, jid: string, flags: ActionFlags, io
     await confirm(io, flags.yes, `Delete job ${jid} (${job.displayClass ?? "?"}) from the ${target.label}?`);
     if (!(await queue.deleteJob(job))) throw notFound();
   });
-  report(io, flags, { action: "delete", target: targetKey(target), count: 1, ids: [jid] }, `deleted ${jid} from the ${target.label}`);
+  report(
+    io,
+    flags,
+    { action: "delete", target: targetKey(target), count: 1, ids: [jid] },
+    `deleted ${jid} from the ${target.label}`,
+  );
 }
 
 async function clear(targetText: string, flags: ActionFlags, io: CliIO): Promise<void> {
@@ -126,7 +151,12 @@ async function clear(targetText: string, flags: ActionFlags, io: CliIO): Promise
     await confirm(io, flags.yes, `Clear the ${target.label} (${delimit(size)} jobs)?`);
     return store.clear();
   });
-  report(io, flags, { action: "clear", target: targetKey(target), count, ids: [] }, `cleared the ${target.label} (${delimit(count)} jobs)`);
+  report(
+    io,
+    flags,
+    { action: "clear", target: targetKey(target), count, ids: [] },
+    `cleared the ${target.label} (${delimit(count)} jobs)`,
+  );
 }
 
 export function registerActions(program: Command, io: CliIO): void {
@@ -142,7 +172,9 @@ export function registerActions(program: Command, io: CliIO): void {
       .argument("[jid]", "the job's jid")
       .option("--all", `every entry of the set (default retry); asks first`)
       .option("--set <name>", `where to look: ${sets}`);
-    addRedisUrlOption(addJsonOption(addYesOption(command))).action((jid: string | undefined, flags: ActionFlags) => act(verb, jid, flags, io));
+    addRedisUrlOption(addJsonOption(addYesOption(command))).action((jid: string | undefined, flags: ActionFlags) =>
+      act(verb, jid, flags, io),
+    );
   }
 
   const del = program
@@ -150,11 +182,15 @@ export function registerActions(program: Command, io: CliIO): void {
     .description("delete one job from a set or a queue; asks first")
     .argument("<set>", "retry, dead, scheduled, or a queue name (queue:<name> if it is named like a set)")
     .argument("<jid>", "the job's jid");
-  addRedisUrlOption(addJsonOption(addYesOption(del))).action((set: string, jid: string, flags: ActionFlags) => deleteJob(set, jid, flags, io));
+  addRedisUrlOption(addJsonOption(addYesOption(del))).action((set: string, jid: string, flags: ActionFlags) =>
+    deleteJob(set, jid, flags, io),
+  );
 
   const clr = program
     .command("clear")
     .description("delete every job in a set or a queue (a cleared queue is also forgotten); asks first")
     .argument("<target>", "retry, dead, scheduled, or a queue name (queue:<name> if it is named like a set)");
-  addRedisUrlOption(addJsonOption(addYesOption(clr))).action((target: string, flags: ActionFlags) => clear(target, flags, io));
+  addRedisUrlOption(addJsonOption(addYesOption(clr))).action((target: string, flags: ActionFlags) =>
+    clear(target, flags, io),
+  );
 }

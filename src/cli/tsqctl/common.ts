@@ -16,8 +16,8 @@ export interface Terminal {
 
 /** Output and environment of one run, so commands can be driven in-process as well as from the shell. */
 export interface CliIO {
-  out(text: string): void;
-  err(text: string): void;
+  out(this: void, text: string): void;
+  err(this: void, text: string): void;
   env: NodeJS.ProcessEnv;
   /** Asks a question on the terminal and resolves to the answer; absent when there is no terminal to ask on. */
   prompt?: (question: string) => Promise<string>;
@@ -78,7 +78,7 @@ export function addRedisUrlOption(command: Command): Command {
 }
 
 export function addJsonOption(command: Command): Command {
-  return command.option("--json", "print JSON instead of text (shapes in the README, section Admin: tsqctl)");
+  return command.option("--json", "print JSON instead of text (shapes in docs/admin.md)");
 }
 
 /** Pretty-printed JSON and a newline, so the output reads well and parses with `jq` or JSON.parse. */
@@ -103,7 +103,8 @@ export function checkConfirmable(io: CliIO, yes: boolean | undefined, what: stri
 /** Asks `question` unless --yes was given; anything but y/yes aborts (exit 1, nothing changed). */
 export async function confirm(io: CliIO, yes: boolean | undefined, question: string): Promise<void> {
   if (yes) return;
-  if (!io.prompt) throw new UsageError("this command needs confirmation and stdin is not a terminal; pass --yes to go ahead");
+  if (!io.prompt)
+    throw new UsageError("this command needs confirmation and stdin is not a terminal; pass --yes to go ahead");
   const answer = await io.prompt(`${question} [y/N] `);
   if (!/^y(es)?$/i.test(answer.trim())) throw new AbortedError("aborted; nothing was changed");
 }

@@ -7,7 +7,18 @@ import type { Command } from "commander";
 import type { Redis } from "ioredis";
 import { ProcessSet, WorkSet, type ProcessRecord, type ProcessSignal } from "../../api/index.js";
 import { nowSeconds } from "../../timestamps.js";
-import { addJsonOption, addRedisUrlOption, addYesOption, checkConfirmable, confirm, printJson, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
+import {
+  addJsonOption,
+  addRedisUrlOption,
+  addYesOption,
+  checkConfirmable,
+  confirm,
+  printJson,
+  resolveRedisUrl,
+  UsageError,
+  withRedis,
+  type CliIO,
+} from "./common.js";
 import { NotFoundError } from "./actions.js";
 import { argsText, delimit, duration, megabytes, relative, table, utcTime } from "./format.js";
 import { processJson, workJson } from "./views.js";
@@ -21,7 +32,13 @@ interface Flags {
 
 /** Labels shown after the identity, as sidekiqmon's `tags_for`. */
 export function processTags(p: ProcessRecord): string {
-  const tags = [p.tag, ...p.labels, p.quiet ? "quiet" : "", p.leader ? "leader" : "", p.embedded ? "embedded" : ""].filter((t) => t !== "");
+  const tags = [
+    p.tag,
+    ...p.labels,
+    p.quiet ? "quiet" : "",
+    p.leader ? "leader" : "",
+    p.embedded ? "embedded" : "",
+  ].filter((t) => t !== "");
   return tags.map((t) => `[${t}]`).join(" ");
 }
 
@@ -57,7 +74,15 @@ async function processes(flags: Flags, io: CliIO): Promise<void> {
     );
   }
   if (work.length > 0) {
-    const rows = work.map((w) => [w.process, w.tid, w.job.jid ?? "-", w.job.displayClass ?? "?", w.queue, argsText(w.job.args, 30), duration(now - w.runAt)]);
+    const rows = work.map((w) => [
+      w.process,
+      w.tid,
+      w.job.jid ?? "-",
+      w.job.displayClass ?? "?",
+      w.queue,
+      argsText(w.job.args, 30),
+      duration(now - w.runAt),
+    ]);
     lines.push("", ...table(["PROCESS", "TID", "JID", "CLASS", "QUEUE", "ARGS", "RUNNING"], rows, new Set([6])));
   }
   io.out(`${lines.join("\n")}\n`);
@@ -79,22 +104,31 @@ async function chooseTargets(redis: Redis, identity: string | undefined): Promis
   return [identity];
 }
 
-async function signal(verb: keyof typeof SIGNALS, identity: string | undefined, flags: Flags, io: CliIO): Promise<void> {
+async function signal(
+  verb: keyof typeof SIGNALS,
+  identity: string | undefined,
+  flags: Flags,
+  io: CliIO,
+): Promise<void> {
   if (identity !== undefined && flags.all) throw new UsageError("give an identity or --all, not both");
-  if (identity === undefined && !flags.all) throw new UsageError("give a process identity (see tsqctl processes), or --all");
+  if (identity === undefined && !flags.all)
+    throw new UsageError("give a process identity (see tsqctl processes), or --all");
   if (verb === "stop" && flags.all) checkConfirmable(io, flags.yes, "stop --all");
   const url = resolveRedisUrl(flags.redisUrl, io);
   const { signal, text } = SIGNALS[verb];
   const targets = await withRedis(url, async (redis) => {
     const chosen = await chooseTargets(redis, identity);
-    if (verb === "stop" && flags.all && chosen.length > 0) await confirm(io, flags.yes, `Stop all ${chosen.length} processes?`);
+    if (verb === "stop" && flags.all && chosen.length > 0)
+      await confirm(io, flags.yes, `Stop all ${chosen.length} processes?`);
     const set = new ProcessSet(redis);
     for (const id of chosen) await set.signal(id, signal);
     return chosen;
   });
   if (flags.json) return printJson(io, { action: verb, target: "processes", count: targets.length, ids: targets });
   if (targets.length === 0) return io.out("no live processes\n");
-  io.out(`${targets.map((id) => `${id}: ${text}`).join("\n")}\n(each acts at its next heartbeat: within 10 s for tsq and Sidekiq 7+, 5 s for 6.x)\n`);
+  io.out(
+    `${targets.map((id) => `${id}: ${text}`).join("\n")}\n(each acts at its next heartbeat: within 10 s for tsq and Sidekiq 7+, 5 s for 6.x)\n`,
+  );
 }
 
 export function registerProcesses(program: Command, io: CliIO): void {
@@ -104,15 +138,23 @@ export function registerProcesses(program: Command, io: CliIO): void {
   for (const verb of ["quiet", "stop"] as const) {
     const command = program
       .command(verb)
-      .description(verb === "quiet" ? "make a process stop fetching new jobs (TSTP)" : "make a process shut down gracefully (TERM)")
+      .description(
+        verb === "quiet"
+          ? "make a process stop fetching new jobs (TSTP)"
+          : "make a process shut down gracefully (TERM)",
+      )
       .argument("[identity]", "the process identity, e.g. host:1234:0123456789ab")
       .option("--all", `every live process${verb === "stop" ? " (asks first)" : ""}`);
     if (verb === "stop") addYesOption(command);
-    addRedisUrlOption(addJsonOption(command)).action((identity: string | undefined, flags: Flags) => signal(verb, identity, flags, io));
+    addRedisUrlOption(addJsonOption(command)).action((identity: string | undefined, flags: Flags) =>
+      signal(verb, identity, flags, io),
+    );
   }
   const dump = program
     .command("dump")
     .description("make a process log its threads / busy jobs (TTIN)")
     .argument("<identity>", "the process identity");
-  addRedisUrlOption(addJsonOption(dump)).action((identity: string, flags: Flags) => signal("dump", identity, flags, io));
+  addRedisUrlOption(addJsonOption(dump)).action((identity: string, flags: Flags) =>
+    signal("dump", identity, flags, io),
+  );
 }

@@ -9,8 +9,9 @@ import { Client, EPOCH_THRESHOLD, type PushItem } from "../../client/Client.js";
 import { verifyStrictArgs } from "../../client/strictArgs.js";
 import { nowSeconds } from "../../timestamps.js";
 import { addRedisUrlOption, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
+import { addModuleOptions, loadJobModule, type ModuleFlags } from "./jobModule.js";
 
-interface PushFlags {
+interface PushFlags extends ModuleFlags {
   queue?: string;
   in?: number;
   at?: number;
@@ -23,7 +24,8 @@ const MS_THRESHOLD = 1e11;
 
 function parseNumber(flag: string, text: string): number {
   const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value)) throw new InvalidArgumentError(`${flag} must be a number of seconds.`);
+  if (text.trim() === "" || !Number.isFinite(value))
+    throw new InvalidArgumentError(`${flag} must be a number of seconds.`);
   return value;
 }
 
@@ -35,7 +37,8 @@ function parseQueue(text: string): string {
 function parseIn(text: string): number {
   const seconds = parseNumber("--in", text);
   if (seconds < 0) throw new InvalidArgumentError("--in must not be negative.");
-  if (seconds >= EPOCH_THRESHOLD) throw new InvalidArgumentError("--in is seconds from now; use --at for epoch seconds.");
+  if (seconds >= EPOCH_THRESHOLD)
+    throw new InvalidArgumentError("--in is seconds from now; use --at for epoch seconds.");
   return seconds;
 }
 
@@ -67,7 +70,9 @@ export function parseJsonArgs(text: string): unknown[] {
     throw new UsageError(`json-args is not valid JSON (${(error as Error).message}); quote it, e.g. '["bob", 5]'`);
   }
   if (!Array.isArray(value)) {
-    throw new UsageError(`json-args must be a JSON array of job arguments, e.g. '["bob", 5]'; got ${describeJson(value)}`);
+    throw new UsageError(
+      `json-args must be a JSON array of job arguments, e.g. '["bob", 5]'; got ${describeJson(value)}`,
+    );
   }
   return value;
 }
@@ -85,11 +90,14 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
   verifyStrictArgs(args);
   const url = resolveRedisUrl(flags.redisUrl, io);
   const at = runAt(flags);
-  const item: PushItem = { class: className, args };
+  // With a job module (-r, or config require: when there are routing_rules) a class it exports is pushed
+  // as itself: its options, version and routed queue apply, as for performAsync. Rules route any class.
+  const { registry, router } = await loadJobModule(flags, io, true);
+  const item: PushItem = { class: registry.get(className) ?? className, args };
   if (flags.queue !== undefined) item.queue = flags.queue;
   if (flags.retry !== undefined) item.retry = flags.retry;
   if (at !== undefined) item.at = at;
-  const jid = await withRedis(url, (redis) => new Client({ redis }).push(item));
+  const jid = await withRedis(url, (redis) => new Client({ redis, router }).push(item));
   // No middleware is configured here, so the push is never refused; be explicit if it ever is.
   if (jid === null) throw new Error("the push was stopped by a client middleware");
   io.out(`${jid}\n`);
@@ -101,9 +109,15 @@ export function registerPush(program: Command, io: CliIO): void {
     .description("enqueue one job and print its jid")
     .argument("<class>", "job class name as it appears on the wire, e.g. HardJob")
     .argument("[json-args]", "the job's arguments as a JSON array", "[]")
-    .option("-q, --queue <name>", "queue to push to (default: default)", parseQueue)
+    .option(
+      "-q, --queue <name>",
+      "queue to push to (default: the class's queue, its routing rule, or default)",
+      parseQueue,
+    )
     .addOption(new Option("--in <seconds>", "run this many seconds from now").argParser(parseIn).conflicts("at"))
     .addOption(new Option("--at <epoch-seconds>", "run at this time, in epoch seconds").argParser(parseAt))
     .option("--retry <true|false|n>", "retry on failure: true (25 times), false, or a number of retries", parseRetry);
-  addRedisUrlOption(command).action((className: string, jsonArgs: string, flags: PushFlags) => push(className, jsonArgs, flags, io));
+  addRedisUrlOption(addModuleOptions(command)).action((className: string, jsonArgs: string, flags: PushFlags) =>
+    push(className, jsonArgs, flags, io),
+  );
 }

@@ -8,7 +8,16 @@ import type { Redis } from "ioredis";
 import { DeadSet, RetrySet, ScheduledSet, type JobSet, type SortedEntry } from "../../api/index.js";
 import { DEAD, RETRY, SCHEDULE, type JobSetName } from "../../keys.js";
 import { nowSeconds } from "../../timestamps.js";
-import { addJsonOption, addRedisUrlOption, positiveInteger, printJson, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
+import {
+  addJsonOption,
+  addRedisUrlOption,
+  positiveInteger,
+  printJson,
+  resolveRedisUrl,
+  UsageError,
+  withRedis,
+  type CliIO,
+} from "./common.js";
 import { argsText, clip, delimit, relative, table } from "./format.js";
 import { DEFAULT_LIMIT } from "./stats.js";
 import { entryJson } from "./views.js";
@@ -25,7 +34,11 @@ const SET_NAMES: Record<string, JobSetName> = {
   schedule: SCHEDULE,
 };
 
-const SET_LABELS: Record<JobSetName, string> = { [RETRY]: "retry set", [DEAD]: "dead set", [SCHEDULE]: "scheduled set" };
+const SET_LABELS: Record<JobSetName, string> = {
+  [RETRY]: "retry set",
+  [DEAD]: "dead set",
+  [SCHEDULE]: "scheduled set",
+};
 
 /** `retry`/`retries`, `dead`, `scheduled`/`schedule`, or a queue name (`queue:<name>` for a queue named like a set). */
 export function targetOf(text: string): Target {
@@ -84,7 +97,8 @@ async function list(setName: JobSetName, flags: ListFlags, io: CliIO): Promise<v
     return { size: await set.size(), entries: await collect(set, flags) };
   });
   if (flags.json) return printJson(io, { set: setName, size, entries: entries.map(entryJson) });
-  const matching = flags.grep === undefined ? "" : `, ${delimit(entries.length)} shown matching ${JSON.stringify(flags.grep)}`;
+  const matching =
+    flags.grep === undefined ? "" : `, ${delimit(entries.length)} shown matching ${JSON.stringify(flags.grep)}`;
   io.out(`${SET_LABELS[setName]}: ${delimit(size)} entries${matching}, newest first\n`);
   if (entries.length === 0) return;
   const now = nowSeconds();
@@ -97,8 +111,11 @@ async function list(setName: JobSetName, flags: ListFlags, io: CliIO): Promise<v
     e.retryCount === undefined ? "-" : String(e.retryCount),
     e.errorClass === undefined ? "" : clip(`${e.errorClass}: ${e.errorMessage ?? ""}`, 60),
   ]);
-  io.out(`${table(["JID", "CLASS", "QUEUE", "ARGS", WHEN_HEADER[setName], "RETRIES", "ERROR"], rows, new Set([5])).join("\n")}\n`);
-  if (flags.grep === undefined && size > entries.length) io.out(`(${delimit(size - entries.length)} more; use --limit or --grep)\n`);
+  io.out(
+    `${table(["JID", "CLASS", "QUEUE", "ARGS", WHEN_HEADER[setName], "RETRIES", "ERROR"], rows, new Set([5])).join("\n")}\n`,
+  );
+  if (flags.grep === undefined && size > entries.length)
+    io.out(`(${delimit(size - entries.length)} more; use --limit or --grep)\n`);
 }
 
 export function registerSets(program: Command, io: CliIO): void {
@@ -111,7 +128,12 @@ export function registerSets(program: Command, io: CliIO): void {
     const command = program
       .command(name)
       .description(`${description}, newest first`)
-      .option("--limit <n>", `most entries to list (default ${DEFAULT_LIMIT}; 0 for all)`, positiveInteger("--limit", true), DEFAULT_LIMIT)
+      .option(
+        "--limit <n>",
+        `most entries to list (default ${DEFAULT_LIMIT}; 0 for all)`,
+        positiveInteger("--limit", true),
+        DEFAULT_LIMIT,
+      )
       .option("--grep <text>", "only entries whose JSON contains this text (jid, class, argument, error...)");
     addRedisUrlOption(addJsonOption(command)).action((flags: ListFlags) => list(set, flags, io));
   }

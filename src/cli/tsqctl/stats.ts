@@ -5,7 +5,16 @@
 import type { Command } from "commander";
 import { Queue, Stats } from "../../api/index.js";
 import { nowSeconds } from "../../timestamps.js";
-import { addJsonOption, addRedisUrlOption, positiveInteger, printJson, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
+import {
+  addJsonOption,
+  addRedisUrlOption,
+  positiveInteger,
+  printJson,
+  resolveRedisUrl,
+  UsageError,
+  withRedis,
+  type CliIO,
+} from "./common.js";
 import { argsText, delimit, duration, relative, table } from "./format.js";
 import { jobJson, statsJson, type QueueJson } from "./views.js";
 
@@ -49,7 +58,12 @@ async function stats(flags: JsonFlags & { days: number }, io: CliIO): Promise<vo
 export async function queueSummaries(queues: Queue[]): Promise<QueueJson[]> {
   const now = nowSeconds();
   return Promise.all(
-    queues.map(async (q) => ({ name: q.name, size: await q.size(), latency: await q.latency(now), paused: await q.paused() })),
+    queues.map(async (q) => ({
+      name: q.name,
+      size: await q.size(),
+      latency: await q.latency(now),
+      paused: await q.paused(),
+    })),
   );
 }
 
@@ -58,8 +72,8 @@ async function queues(flags: JsonFlags, io: CliIO): Promise<void> {
   const summaries = await withRedis(url, async (redis) => queueSummaries(await Queue.all(redis)));
   if (flags.json) return printJson(io, summaries);
   if (summaries.length === 0) return io.out("no queues\n");
-  const rows = summaries.map((q) => [q.name, delimit(q.size), duration(q.latency)]);
-  io.out(`${table(["QUEUE", "SIZE", "LATENCY"], rows, new Set([1, 2])).join("\n")}\n`);
+  const rows = summaries.map((q) => [q.name, delimit(q.size), duration(q.latency), q.paused ? "paused" : ""]);
+  io.out(`${table(["QUEUE", "SIZE", "LATENCY", "PAUSED"], rows, new Set([1, 2])).join("\n")}\n`);
 }
 
 async function queue(name: string, flags: JsonFlags & { limit: number }, io: CliIO): Promise<void> {
@@ -72,7 +86,12 @@ async function queue(name: string, flags: JsonFlags & { limit: number }, io: Cli
     return { size: await q.size(), latency: await q.latency(), jobs };
   });
   if (flags.json) {
-    return printJson(io, { name: queueName, size: result.size, latency: result.latency, jobs: result.jobs.map(jobJson) });
+    return printJson(io, {
+      name: queueName,
+      size: result.size,
+      latency: result.latency,
+      jobs: result.jobs.map(jobJson),
+    });
   }
   const now = nowSeconds();
   io.out(`queue ${queueName}: ${delimit(result.size)} jobs, latency ${duration(result.latency)}, newest first\n`);
@@ -94,13 +113,22 @@ export function registerStats(program: Command, io: CliIO): void {
     .option("--days <n>", "days of history, newest first (default 7)", positiveInteger("--days"), 7);
   addRedisUrlOption(addJsonOption(statsCommand)).action((flags: JsonFlags & { days: number }) => stats(flags, io));
 
-  const queuesCommand = program.command("queues").description("every known queue with its size and latency");
+  const queuesCommand = program
+    .command("queues")
+    .description("every known queue with its size, latency and whether it is paused");
   addRedisUrlOption(addJsonOption(queuesCommand)).action((flags: JsonFlags) => queues(flags, io));
 
   const queueCommand = program
     .command("queue")
     .description("the jobs waiting in one queue, newest first")
     .argument("<name>", "queue name, e.g. default")
-    .option("--limit <n>", `most jobs to list (default ${DEFAULT_LIMIT}; 0 for all)`, positiveInteger("--limit", true), DEFAULT_LIMIT);
-  addRedisUrlOption(addJsonOption(queueCommand)).action((name: string, flags: JsonFlags & { limit: number }) => queue(name, flags, io));
+    .option(
+      "--limit <n>",
+      `most jobs to list (default ${DEFAULT_LIMIT}; 0 for all)`,
+      positiveInteger("--limit", true),
+      DEFAULT_LIMIT,
+    );
+  addRedisUrlOption(addJsonOption(queueCommand)).action((name: string, flags: JsonFlags & { limit: number }) =>
+    queue(name, flags, io),
+  );
 }

@@ -52,7 +52,8 @@ function within<T>(work: Promise<T>, ms: number, signal: AbortSignal): Promise<T
 
 function parseInterval(text: string): number {
   const seconds = Number(text);
-  if (text.trim() === "" || !Number.isFinite(seconds) || seconds < 0.5) throw new UsageError("--interval must be a number of seconds, at least 0.5");
+  if (text.trim() === "" || !Number.isFinite(seconds) || seconds < 0.5)
+    throw new UsageError("--interval must be a number of seconds, at least 0.5");
   return seconds;
 }
 
@@ -61,6 +62,7 @@ async function run(redis: Redis, url: string, flags: TopFlags, io: CliIO): Promi
   const stop = new AbortController();
   const quitKeys = (data: Buffer) => {
     // q, Q, Ctrl-C (raw mode turns it into a byte instead of SIGINT), Ctrl-D.
+    // eslint-disable-next-line no-control-regex -- Ctrl-C and Ctrl-D arrive as control bytes
     if (/[qQ\x03\x04]/.test(data.toString("latin1"))) stop.abort();
   };
   const onSignal = () => stop.abort();
@@ -90,7 +92,9 @@ async function run(redis: Redis, url: string, flags: TopFlags, io: CliIO): Promi
       } catch (error) {
         warning = `! ${(error as Error).message}`;
       }
-      const screen = terminal ? { columns: terminal.output.columns || 80, rows: terminal.output.rows || 24 } : PLAIN_SCREEN;
+      const screen = terminal
+        ? { columns: terminal.output.columns || 80, rows: terminal.output.rows || 24 }
+        : PLAIN_SCREEN;
       const lines = last ? renderTop(last, rates, screen, header, warning) : [header, warning ?? "loading…"];
       if (terminal) io.out(`\x1b[H${lines.map((line) => `${line}\x1b[K`).join("\r\n")}\x1b[J`);
       else io.out(`${lines.join("\n")}\n\n`);

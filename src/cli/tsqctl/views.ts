@@ -1,9 +1,16 @@
 /**
  * The JSON that `tsqctl ... --json` prints, one function per shape. Keys are snake_case, as in
  * Sidekiq's payloads and its Web UI's /stats. Times are epoch seconds (floats) whatever format the job
- * was stored in; absent values are null. Each shape is documented in the README (Admin: tsqctl).
+ * was stored in; absent values are null. Each shape is documented in docs/admin.md.
  */
-import type { JobRecord, ProcessRecord, SortedEntry, StatsHistory, StatsSnapshot, WorkRecord } from "../../api/index.js";
+import type {
+  JobRecord,
+  ProcessRecord,
+  SortedEntry,
+  StatsHistory,
+  StatsSnapshot,
+  WorkRecord,
+} from "../../api/index.js";
 
 export interface JobJson {
   jid: string | null;
@@ -111,7 +118,11 @@ export function jobJson(job: JobRecord): JobJson {
 }
 
 export function entryJson(entry: SortedEntry): EntryJson {
-  return { ...jobJson(entry), score: entry.score, at: Number.isFinite(entry.score) ? entry.at.toISOString() : String(entry.score) };
+  return {
+    ...jobJson(entry),
+    score: entry.score,
+    at: Number.isFinite(entry.score) ? entry.at.toISOString() : String(entry.score),
+  };
 }
 
 export function processJson(p: ProcessRecord): ProcessJson {
@@ -138,7 +149,16 @@ export function processJson(p: ProcessRecord): ProcessJson {
 
 export function workJson(w: WorkRecord): WorkJson {
   const job = jobJson(w.job);
-  return { process: w.process, tid: w.tid, queue: w.queue, run_at: w.runAt, jid: job.jid, class: job.class, args: job.args, payload: job.payload };
+  return {
+    process: w.process,
+    tid: w.tid,
+    queue: w.queue,
+    run_at: w.runAt,
+    jid: job.jid,
+    class: job.class,
+    args: job.args,
+    payload: job.payload,
+  };
 }
 
 export function statsJson(s: StatsSnapshot, history: StatsHistory): StatsJson {

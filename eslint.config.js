@@ -1,0 +1,55 @@
+// Lint rules: typescript-eslint's type-aware recommendations. The ones that matter most for a job
+// system are the promise rules: a forgotten `await` on a Redis write is a lost job.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+import globals from "globals";
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "scripts/bench/msgpackr-extract-none/**", "docs/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": [
+        "error",
+        // node:test registers tests by calling test(); the promise it returns is the runner's to await.
+        {
+          allowForKnownSafeCalls: [
+            { from: "package", package: "node:test", name: ["test", "it", "describe", "suite"] },
+          ],
+        },
+      ],
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false } }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+      // An async method that does not await still returns a promise, which an interface may require.
+      "@typescript-eslint/require-await": "off",
+    },
+  },
+  {
+    // Tests read JSON.parse results (payloads) field by field; typing every one would add noise, not safety.
+    files: ["test/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+    },
+  },
+  {
+    files: ["**/*.js", "**/*.mjs"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: globals.node,
+    },
+  },
+  {
+    // The dashboard's browser script, served as is from the package.
+    files: ["src/web/assets/**/*.js"],
+    languageOptions: { globals: globals.browser },
+  },
+);

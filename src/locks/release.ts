@@ -1,0 +1,103 @@
+/**
+ * The locks a stored job holds, and releasing them on every path a job leaves Redis by without running
+ * again: deleted or cleared through the API or `tsqctl` (queues, `schedule`, `retry`), killed to the dead
+ * set, set aside as a poison pill by recovery, dead after its retries, dropped (`retry: false`) or
+ * discarded. Sidekiq Enterprise and SUJ leave those locks until their TTL (Ent #5002, #5576); tsq frees
+ * them at once. Only each job's own hold is released (HDEL of its jid).
+ *
+ * A payload names its locks in one field per API (HOLD_FIELDS), each holding the whole lock key, so the
+ * removal paths need no job class. Every lock key starts with `tsq:lock:` (keys.ts), which is what the
+ * cheap filters match (`LOCK_MARKER`): a job that holds no lock is never parsed.
+ */
+import type { Redis } from "ioredis";
+import type { TsqRedis } from "../redis/connection.js";
+import { lockIdOf, lockKey, LOCK_PREFIX, type LockKind } from "../keys.js";
+import type { JobPayload } from "../payload.js";
+import { refreshLock } from "./Lock.js";
+
+/**
+ * The payload field each lock kind records its key in. Concurrency-limit slots are not here: a slot is
+ * held only while a job runs, handed to the next parked job by the limiter, and expires after the
+ * heartbeat TTL (docs/concurrency-limits.md).
+ */
+type HoldKind = Exclude<LockKind, "limit">;
+export const HOLD_FIELDS: Readonly<Record<HoldKind, string>> = {
+  dedup: "idempotency_key", // GitLab's name (docs/deduplication.md)
+  unique: "tsq_unique_key", // tsq's own: Enterprise's lock fields are private (docs/unique-jobs.md)
+};
+
+/** Text every payload holding a lock contains: the opening of a lock key as a JSON string. */
+export const LOCK_MARKER = `"${LOCK_PREFIX}`;
+
+export interface HeldLock {
+  kind: LockKind;
+  key: string;
+  jid: string;
+}
+
+type Stored = string | Buffer | JobPayload;
+
+function parsed(stored: Stored): Record<string, unknown> | undefined {
+  if (typeof stored === "object" && !Buffer.isBuffer(stored)) return stored;
+  const json = typeof stored === "string" ? stored : stored.toString();
+  if (!json.includes(LOCK_MARKER)) return undefined;
+  try {
+    const job: unknown = JSON.parse(json);
+    return typeof job === "object" && job !== null ? (job as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The lock key of `kind` a payload names, if the field names such a lock (a hostile field names none). */
+export function heldKey(job: Record<string, unknown>, kind: HoldKind): string | undefined {
+  const value = job[HOLD_FIELDS[kind]];
+  if (typeof value !== "string") return undefined;
+  const id = lockIdOf(kind, value);
+  return id === undefined ? undefined : lockKey(kind, id);
+}
+
+/** Every lock a stored job names, with its jid (cheap for jobs that name none). */
+export function locksHeldBy(stored: Stored): HeldLock[] {
+  const job = parsed(stored);
+  if (job === undefined || typeof job.jid !== "string") return [];
+  const held: HeldLock[] = [];
+  for (const kind of Object.keys(HOLD_FIELDS) as HoldKind[]) {
+    const key = heldKey(job, kind);
+    if (key !== undefined) held.push({ kind, key, jid: job.jid });
+  }
+  return held;
+}
+
+/** Releases the locks held by these stored jobs, in one pipeline. Resolves to how many were released. */
+export async function releaseLocksOf(redis: Redis, stored: Iterable<Stored>): Promise<number> {
+  const pipeline = redis.pipeline();
+  let count = 0;
+  for (const job of stored) {
+    for (const hold of locksHeldBy(job)) {
+      pipeline.hdel(hold.key, hold.jid);
+      count++;
+    }
+  }
+  if (count === 0) return 0;
+  const results = (await pipeline.exec()) ?? [];
+  return results.filter(([error, removed]) => error === null && removed === 1).length;
+}
+
+/**
+ * A failed job was scheduled to retry at `retryAt` (epoch seconds). Deduplication released its lock when
+ * the job failed (GitLab's `ensure`); a unique job keeps its lock while it waits, until its retry time
+ * plus `unique_for`, unless the class says `uniqueRetries: false` (payload `unique_retries: false`): then
+ * it is released now. A lock that expired or passed to another job meanwhile is left alone.
+ */
+export async function keepLocksForRetry(redis: TsqRedis, job: JobPayload, retryAt: number): Promise<void> {
+  const key = heldKey(job, "unique");
+  if (key === undefined) return;
+  if (job.unique_retries === false) {
+    await redis.hdel(key, job.jid);
+    return;
+  }
+  const uniqueFor = typeof job.unique_for === "number" && job.unique_for > 0 ? job.unique_for : 0; // seconds
+  const waitMs = Math.max(retryAt * 1000 - Date.now(), 0);
+  await refreshLock(redis, key, job.jid, waitMs + uniqueFor * 1000);
+}

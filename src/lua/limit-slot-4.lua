@@ -1,0 +1,109 @@
+-- limit-slot-4.lua: take or give back a concurrency-limit slot of a job class, atomically (src/limits).
+--
+-- The slots are a lock of the lock core (src/locks/Lock.ts): a HASH of holder jid -> expiry (epoch ms),
+-- at most `limit` live holders. Jobs that find no slot wait in the class's parked LIST, oldest at the
+-- head. A slot that frees is handed, in the same step, to the oldest parked job: it becomes a holder and
+-- its payload is pushed to its queue like a new job (LPUSH: resumed jobs keep their order among
+-- themselves; RPUSH to the front would turn back-to-back resumes into LIFO). The limit is never exceeded
+-- and no resumer is needed (GitLab's cron resumer overshoots, gitlab#579350).
+--
+-- KEYS[1]  tsq:lock:limit:<Class>     slots: holder jid -> expiry, epoch ms
+-- KEYS[2]  tsq:limit-parked:<Class>   parked jobs (JSON), RPUSH to park, LPOP the oldest
+-- KEYS[3]  tsq:limits                 class -> limit, for tsqctl and metrics
+-- KEYS[4]  queues                     the set of queue names (SADD when a parked job is resumed)
+-- ARGV[1]  "enter" (a job is about to run) or "leave" (a job finished; with ARGV[2] == "" a sweep that
+--          only drops expired slots and hands them on)
+-- ARGV[2]  holder jid, or ""
+-- ARGV[3]  slot ttl, ms: a holder's expiry is now + ttl (refreshed while it runs)
+-- ARGV[4]  limit: > 0 slots; 0 no limit (parked jobs are all resumed, 100 per call); < 0 paused
+-- ARGV[5]  now, epoch ms
+-- ARGV[6]  class name (the field in KEYS[3])
+-- ARGV[7]  queue key prefix ("queue:")
+-- ARGV[8]  enter: the job as it is parked (already marked concurrency_limit_resume); leave: ""
+-- ARGV[9]  most jobs the parked list may hold
+-- ARGV[10] enter: "1" if the job was resumed before (it parks at the head, keeping its turn), else "0"
+--
+-- Returns { status, running, parked }:
+--   enter: status 1 run (the jid holds a slot), 0 parked, -1 refused (the parked list is full)
+--   leave: status = how many parked jobs were resumed
+local now = tonumber(ARGV[5])
+local ttl = tonumber(ARGV[3])
+local limit = tonumber(ARGV[4])
+local jid = ARGV[2]
+redis.call("hset", KEYS[3], ARGV[6], ARGV[4])
+
+-- Live holders other than `jid`. HLEN is O(1) but counts expired holds (of a process that died); the
+-- O(holders) scan that drops them runs only when they could matter: when the slots look full, and in
+-- the periodic sweep (ARGV[2] == ""). So a class below its limit costs O(1) per job whatever the limit.
+if ARGV[1] == "leave" and jid ~= "" then redis.call("hdel", KEYS[1], jid) end
+local mine = false
+if ARGV[1] == "enter" then
+  local until_ms = tonumber(redis.call("hget", KEYS[1], jid))
+  mine = until_ms ~= nil and until_ms > now
+end
+local running = redis.call("hlen", KEYS[1]) - (mine and 1 or 0)
+if jid == "" or (limit > 0 and running >= limit) then
+  running = 0
+  local fields = redis.call("hgetall", KEYS[1])
+  for i = 1, #fields, 2 do
+    local until_ms = tonumber(fields[i + 1])
+    if until_ms == nil or until_ms <= now then
+      redis.call("hdel", KEYS[1], fields[i])
+    elseif fields[i] ~= jid then
+      running = running + 1
+    end
+  end
+end
+
+local function hold(holder)
+  redis.call("hset", KEYS[1], holder, string.format("%d", now + ttl))
+  if redis.call("pttl", KEYS[1]) < ttl then redis.call("pexpire", KEYS[1], ttl) end
+  running = running + 1
+end
+
+-- Gives free slots to the oldest parked jobs (all of them, 100 per call, when there is no limit).
+local function resume()
+  local resumed = 0
+  while (limit > 0 and running < limit) or (limit == 0 and resumed < 100) do
+    local job = redis.call("lpop", KEYS[2])
+    if not job then break end
+    local ok, decoded = pcall(cjson.decode, job)
+    if ok and type(decoded) == "table" and type(decoded.jid) == "string" and type(decoded.queue) == "string" then
+      if limit > 0 then hold(decoded.jid) end
+      redis.call("sadd", KEYS[4], decoded.queue)
+      redis.call("lpush", ARGV[7] .. decoded.queue, job)
+      resumed = resumed + 1
+    end
+    -- An entry that is not a job (written by something else) is dropped: it could never run.
+  end
+  return resumed
+end
+
+if ARGV[1] == "leave" then
+  local resumed = 0
+  if limit >= 0 then resumed = resume() end
+  return { resumed, running, redis.call("llen", KEYS[2]) }
+end
+
+local parked = redis.call("llen", KEYS[2])
+if limit > 0 then
+  if mine and running < limit then
+    hold(jid)
+    return { 1, running, parked }
+  end
+  -- FIFO: a newcomer takes a free slot only when nobody is waiting for it.
+  if not mine and running < limit and parked == 0 then
+    hold(jid)
+    return { 1, running, parked }
+  end
+end
+if mine then redis.call("hdel", KEYS[1], jid) end
+if parked >= tonumber(ARGV[9]) then return { -1, running, parked } end
+if ARGV[10] == "1" then
+  redis.call("lpush", KEYS[2], ARGV[8])
+else
+  redis.call("rpush", KEYS[2], ARGV[8])
+end
+-- Slots freed by expiry (a dead process) are handed on here, to the oldest parked (maybe this job).
+if limit > 0 then resume() end
+return { 0, running, redis.call("llen", KEYS[2]) }

@@ -1,0 +1,35 @@
+/**
+ * OpenTelemetry, when the application uses it. `@opentelemetry/api` is an optional peer dependency,
+ * required once, on first use, through its CommonJS entry (the API keeps its registrations on
+ * `globalThis`, so this is the API the application registered its SDK with, whichever way it loaded
+ * it). Tracing is on only when the API loads and a tracer provider has been registered by the time a
+ * client or worker is built; otherwise nothing is installed and nothing is paid per job. Since
+ * prom-client depends on the API, it is usually installed; the registered provider is the real switch.
+ */
+import { createRequire } from "node:module";
+import type * as Api from "@opentelemetry/api";
+
+export type OtelApi = typeof Api;
+
+/** undefined: not tried yet; null: not installed. */
+let loaded: OtelApi | null | undefined;
+
+function load(): OtelApi | null {
+  try {
+    return createRequire(import.meta.url)("@opentelemetry/api") as OtelApi;
+  } catch (error) {
+    if ((error as { code?: string }).code === "MODULE_NOT_FOUND") return null;
+    throw error;
+  }
+}
+
+/** The API when tracing is on now (installed, and a tracer provider registered), else undefined. */
+export function activeOpenTelemetry(): OtelApi | undefined {
+  loaded ??= load();
+  if (loaded === null) return undefined;
+  const provider = loaded.trace.getTracerProvider() as { getDelegate?: () => unknown };
+  // Until an SDK registers, the global provider is a proxy whose delegate is the API's no-op provider,
+  // the same one a fresh proxy has.
+  const delegate = provider.getDelegate?.();
+  return delegate !== undefined && delegate === new loaded.ProxyTracerProvider().getDelegate() ? undefined : loaded;
+}

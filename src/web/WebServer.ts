@@ -1,0 +1,39 @@
+/**
+ * The dashboard on its own port (`tsqctl web`): a node:http server around `createWebHandler`, bound
+ * to 127.0.0.1 unless told otherwise, with `start` and an idempotent `stop`.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createWebHandler, type WebOptions } from "./WebApp.js";
+
+export const WEB_DEFAULTS = { port: 9395, host: "127.0.0.1" } as const;
+
+export class WebServer {
+  private server: Server | null = null;
+
+  constructor(private readonly options: WebOptions & { port?: number; host?: string }) {}
+
+  /** Listens; resolves to the address it is reachable at (the port, when 0 was asked for). */
+  async start(): Promise<{ host: string; port: number; url: string }> {
+    const handler = createWebHandler(this.options);
+    const server = createServer((req, res) => handler(req, res));
+    this.server = server;
+    const host = this.options.host ?? WEB_DEFAULTS.host;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.options.port ?? WEB_DEFAULTS.port, host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const shown = host.includes(":") ? `[${host}]` : host;
+    return { host, port, url: `http://${shown}:${port}${this.options.prefix ?? ""}/` };
+  }
+
+  /** Stops listening and closes open connections (live streams included). */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Queues (`/queues`) and one queue's jobs (`/queues/:name`), a page at a time with LRANGE, newest
+ * first or oldest first (`direction=asc`); clear a queue, or delete one job by its exact text
+ * (`POST /queues/:name/delete` with `key_val`, as Sidekiq). Queues no live process listens on are
+ * flagged.
+ */
+import { ProcessSet, Queue } from "../../api/index.js";
+import { HttpError, intParam, page, redirect, type RequestContext, type RouteResult } from "../context.js";
+import { html, truncate, url } from "../html.js";
+import { button, form, pager, relative } from "../layout.js";
+import { ARGS_PREVIEW } from "./busy.js";
+
+/** Sidekiq's rule for a queue name in a URL. */
+const QUEUE_NAME = /^[a-z_:.\-0-9]+$/i;
+const DEFAULT_COUNT = 25;
+const MAX_COUNT = 1000;
+
+function queueName(ctx: RequestContext): string {
+  const name = ctx.params[0] ?? "";
+  if (!QUEUE_NAME.test(name)) throw new HttpError(404, "no such queue (names are letters, digits and _:.-)");
+  return name;
+}
+
+export async function queues(ctx: RequestContext): Promise<RouteResult> {
+  const [all, processes] = await Promise.all([
+    Queue.all(ctx.redis),
+    new ProcessSet(ctx.redis).list({ cleanup: false }),
+  ]);
+  const listened = new Set(processes.flatMap((p) => p.queues.map((q) => q.split(",")[0]!)));
+  const rows = await Promise.all(
+    all.map(async (q) => ({ name: q.name, size: await q.size(), latency: await q.latency() })),
+  );
+  const body = html`<table class="list">
+    <thead>
+      <tr>
+        <th>Queue</th>
+        <th>Size</th>
+        <th>Latency</th>
+        <th></th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows.map(
+        (q) =>
+          html`<tr>
+            <td>
+              <a href="${url(`${ctx.base}/queues`, q.name)}">${q.name}</a
+              >${listened.has(q.name) ? "" : html` <span class="badge warn" title="no live process fetches from this queue">no consumer</span>`}
+            </td>
+            <td>${q.size.toLocaleString("en-US")}</td>
+            <td>${q.size ? relative(-q.latency).replace(" ago", "") : "–"}</td>
+            <td>
+              ${form(ctx, url(`${ctx.base}/queues`, q.name), button("delete", "Delete", "btn danger"), { confirm: `Delete every job in ${q.name}?` })}
+            </td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+  return page("Queues", body);
+}
+
+export async function queuePage(ctx: RequestContext): Promise<RouteResult> {
+  const name = queueName(ctx);
+  const queue = new Queue(ctx.redis, name);
+  const count = intParam(ctx.query, "count", DEFAULT_COUNT, 1, MAX_COUNT);
+  const pageNo = intParam(ctx.query, "page", 1, 1, Number.MAX_SAFE_INTEGER);
+  const asc = ctx.query.get("direction") === "asc";
+  const [size, jobs] = await Promise.all([queue.size(), queue.page((pageNo - 1) * count, count, asc)]);
+  const path = `/queues/${encodeURIComponent(name)}`;
+  const body = html`<p>
+      <a class="btn" href="${ctx.base}${path}?direction=${asc ? "desc" : "asc"}"
+        >${asc ? "Newest first" : "Oldest first"}</a
+      >
+    </p>
+    ${pager(ctx, path, pageNo, count, size)}
+    <table class="list">
+      <thead>
+        <tr>
+          <th>Job</th>
+          <th>JID</th>
+          <th>Arguments</th>
+          <th>Enqueued</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${jobs.map(
+          (job) =>
+            html`<tr>
+              <td>
+                ${job.displayClass ?? html`<span class="badge warn">not a job</span>`}${job.tags.map((t) => html` <span class="badge">${t}</span>`)}
+              </td>
+              <td><code>${job.jid ?? ""}</code></td>
+              <td><code>${truncate(JSON.stringify(job.args), ARGS_PREVIEW)}</code></td>
+              <td>${job.enqueuedAt ? relative(job.enqueuedAt - Date.now() / 1000) : ""}</td>
+              <td>
+                ${form(ctx, `${ctx.base}${path}/delete`, html`<input type="hidden" name="key_val" value="${job.value}" />${button("delete", "Delete", "btn danger")}`)}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>`;
+  return page(`Queue ${name}`, body);
+}
+
+/** `POST /queues/:name`: clears the queue. */
+export async function clearQueue(ctx: RequestContext): Promise<RouteResult> {
+  const name = queueName(ctx);
+  const removed = await new Queue(ctx.redis, name).clear();
+  ctx.audit("clear queue", name, removed);
+  return redirect(`${ctx.base}/queues`);
+}
+
+/** `POST /queues/:name/delete`: removes the job whose text is `key_val`. */
+export async function deleteQueueJob(ctx: RequestContext): Promise<RouteResult> {
+  const name = queueName(ctx);
+  const value = ctx.form.get("key_val");
+  if (value === null) throw new HttpError(400, "key_val (the job's JSON) is missing");
+  const removed = await new Queue(ctx.redis, name).deleteJob(value);
+  ctx.audit("delete job", `queue ${name}`, removed ? 1 : 0);
+  return redirect(`${ctx.base}/queues/${encodeURIComponent(name)}`);
+}

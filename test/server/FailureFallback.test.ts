@@ -1,0 +1,70 @@
+/**
+ * A job whose failure cannot be recorded (its args are nested 5,000 deep, so the payload cannot be
+ * serialized again) must not spin: it goes to the end of its queue a few times, then to `dead` as it
+ * is, annotated, while the other jobs of its queue run. Both fetch strategies, real `tsq` processes.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { useRedis, freePort } from "../helpers/redis.js";
+import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
+import { pushJobs } from "../helpers/fixtures.js";
+import { MAX_ATTEMPTS } from "../../src/server/FailureFallback.js";
+
+const handle = useRedis();
+
+const DEPTH = 5000;
+const POISON = `{"class":"FailJob","args":["boom",${"[".repeat(DEPTH)}${"]".repeat(DEPTH)}],"jid":"deep-jid","queue":"default","retry":true,"created_at":1712345678.5,"enqueued_at":1712345678.5}`;
+
+for (const mode of ["basic", "reliable"] as const) {
+  test(`${mode} fetch: an unrecordable failure goes to dead after ${MAX_ATTEMPTS} attempts; 50 other jobs run meanwhile`, async () => {
+    await handle.redis.rpush("queue:default", POISON); // at the tail: fetched first
+    await pushJobs(
+      handle.url,
+      "RecordJob",
+      Array.from({ length: 50 }, (_, i) => [i]),
+    );
+    const metricsPort = await freePort();
+    const tsq = startTsq(["-r", TEST_JOBS, "-c", "2", "--fetch", mode, "--metrics-port", String(metricsPort)], {
+      REDIS_URL: handle.url,
+    });
+    try {
+      await eventually(
+        async () => (await handle.redis.llen("ran")) === 50,
+        15_000,
+        `50 jobs ran; ${tsq.output().slice(-2000)}`,
+      );
+      const dead = await eventually(
+        async () => (await handle.redis.zrange("dead", 0, -1))[0],
+        15_000,
+        `the job reached dead; ${tsq.output().slice(-2000)}`,
+      );
+      const attempts = await handle.redis.llen("failed-attempts");
+      assert.equal(attempts, MAX_ATTEMPTS, "it ran exactly MAX_ATTEMPTS times, no spin");
+      // The stored bytes are kept, with the error fields appended (last key wins when parsed).
+      assert.ok(dead.startsWith(POISON.slice(0, -1)), "dead holds the original payload text");
+      const tail = dead.slice(POISON.length - 1);
+      assert.match(tail, /"error_class":"Error"/);
+      assert.match(
+        tail,
+        /"error_message":"boom \(tsq could not record this failure 3 times: RangeError: Maximum call stack size exceeded/,
+      );
+      assert.match(tail, /"unrecorded_failure":true/);
+      assert.equal(await handle.redis.llen("queue:default"), 0, "nothing left in the queue");
+      if (mode === "reliable") {
+        const privates = await handle.redis.keys("queue:sq|*");
+        for (const key of privates) assert.equal(await handle.redis.llen(key), 0, `${key} is empty`);
+      }
+      const lines = tsq.lines.filter((l) => String(l.msg).startsWith("could not record the job's failure"));
+      assert.deepEqual(
+        lines.map((l) => l.attempt),
+        [1, 2, 3],
+        "each attempt is logged with its count",
+      );
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      assert.match(metrics, /tsq_jobs_failure_unrecorded_total\{queue="default",class="FailJob"\} 3/);
+      assert.match(metrics, /tsq_jobs_dead_total\{queue="default",class="FailJob"\} 1/);
+    } finally {
+      assert.equal(await tsq.stop(), 0);
+    }
+  });
+}
