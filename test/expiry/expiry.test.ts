@@ -85,13 +85,14 @@ test("expired jobs are dropped before perform, logged, counted and never retried
 test("a scheduled job's expiry counts from its scheduled time; a Ruby-style expires_in is honoured", async (t) => {
   const client = new Client({ redis: handle.url });
   t.after(() => client.close());
-  // Scheduled 3 s ahead with 2 s to live: by its creation it would be stale when due; by `at` it is not.
-  const at = Date.now() / 1000 + 3;
-  const scheduled = await client.push({ class: "RecordJob", args: ["scheduled"], at, expires_in: 2 });
+  // Scheduled 8 s ahead with 7 s to live: by its creation it would be stale when due; by `at` it is not.
+  // The 7 s leave room for a slow worker start on a loaded machine.
+  const at = Date.now() / 1000 + 8;
+  const scheduled = await client.push({ class: "RecordJob", args: ["scheduled"], at, expires_in: 7 });
   const [entry] = await handle.redis.zrange("schedule", 0, -1);
   const payload = JSON.parse(entry!) as { expires_at: number; expires_in: number };
-  assert.ok(Math.abs(payload.expires_at - (at + 2)) < 0.01, `expires_at = at + expires_in: ${entry}`);
-  assert.equal(payload.expires_in, 2);
+  assert.ok(Math.abs(payload.expires_at - (at + 7)) < 0.01, `expires_at = at + expires_in: ${entry}`);
+  assert.equal(payload.expires_in, 7);
 
   // A payload as a Ruby client writes it: only `expires_in`, enqueued 10 s ago.
   const ten = Date.now() / 1000 - 10;
