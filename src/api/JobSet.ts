@@ -14,7 +14,7 @@ import { InvalidPayloadError } from "../errors.js";
 import type { JobSetName } from "../keys.js";
 import { dumpPayload, parsePayload, type JobPayload } from "../payload.js";
 import { defineScripts, type TsqRedis } from "../redis/scripts.js";
-import { sendToMorgue } from "../server/morgue.js";
+import { sendManyToMorgue, sendToMorgue, type MorgueLimits } from "../server/morgue.js";
 import { formatSeconds } from "../timestamps.js";
 import { SortedEntry, type KillOptions } from "./SortedEntry.js";
 import { LOCK_MARKER, releaseLocksOf } from "../locks/release.js";
@@ -175,22 +175,32 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     return Number(results[0]?.[1] ?? 0);
   }
 
-  /** Pushes every entry to its queue with retry_count - 1 (`ZPOPMIN` loop, Sidekiq >= 7.3.5). */
+  /**
+   * Pushes every entry to its queue with retry_count - 1 (`ZPOPMIN` loop, Sidekiq >= 7.3.5): each
+   * popped batch goes through the client's middleware and out in one round trip.
+   */
   retryAll(): Promise<number> {
-    return this.popEach(true, (text, score) => this.enqueue(text, score, true));
+    return this.popBatches(true, async (batch) => {
+      const pushed = await this.putBackOnError(batch, () =>
+        this.client().pushMany(batch.map(([text]) => requeued(text))),
+      );
+      const refused = batch.filter((_, i) => pushed[i] === null);
+      if (refused.length === 0) return batch.length;
+      await this.restore(refused);
+      throw new Error(
+        `a client middleware refused to push ${refused.length} job(s); they were put back in ${this.name}`,
+      );
+    });
   }
 
-  /** Moves every entry to the dead set (`ZPOPMIN` loop). */
+  /** Moves every entry to the dead set (`ZPOPMIN` loop; one MULTI per popped batch). */
   killAll(options: KillOptions = {}): Promise<number> {
-    return this.popEach(false, async (text, score) => {
-      try {
-        await this.morgue(text, options);
-      } catch (error) {
-        await this.restore(text, score);
-        throw error;
-      }
-      await releaseLocksOf(this.redis, [text]);
-      return true;
+    return this.popBatches(false, async (batch) => {
+      const texts = batch.map(([text]) => text);
+      await this.putBackOnError(batch, () => sendManyToMorgue(this.tsqRedis, texts, this.morgueLimits()));
+      await releaseLocksOf(this.redis, texts);
+      for (const text of texts) await this.runDeathHandlers(text, options);
+      return batch.length;
     });
   }
 
@@ -233,10 +243,18 @@ export class JobSet implements AsyncIterable<SortedEntry> {
 
   /** The dead-set add and trim (`DeadSet#kill`), then the death handlers if any were given. */
   protected async morgue(text: string | Buffer, options: KillOptions): Promise<void> {
-    await sendToMorgue(this.tsqRedis, text, {
+    await sendToMorgue(this.tsqRedis, text, this.morgueLimits());
+    await this.runDeathHandlers(text, options);
+  }
+
+  private morgueLimits(): MorgueLimits {
+    return {
       deadMaxJobs: this.options.deadMaxJobs ?? DEFAULTS.deadMaxJobs,
       deadTimeoutInSeconds: this.options.deadTimeoutInSeconds ?? DEFAULTS.deadTimeoutInSeconds,
-    });
+    };
+  }
+
+  private async runDeathHandlers(text: string | Buffer, options: KillOptions): Promise<void> {
     if (!options.deathHandlers || options.deathHandlers.length === 0) return;
     const entry = new SortedEntry(this, 0, text);
     // A text that is not a job (a poison pill) can be killed, but there is no job to tell handlers about.
@@ -280,34 +298,40 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * push fails or a middleware refuses it, the entry is put back and the error reported.
    */
   private async enqueue(text: string | Buffer, score: number, decrementRetryCount: boolean): Promise<boolean> {
-    let pushed: string | null;
-    try {
-      const job = parsePayload(text.toString());
-      // Manual retries do not count against the retry limit; the next failure adds 1 back.
-      if (decrementRetryCount && typeof job.retry_count === "number") job.retry_count -= 1;
-      delete job.at;
-      pushed = await this.client().push(job);
-    } catch (error) {
-      await this.restore(text, score);
-      throw error;
-    }
+    const pushed = await this.putBackOnError([[text, score]], () =>
+      this.client().push(requeued(text, decrementRetryCount)),
+    );
     if (pushed !== null) return true;
-    await this.restore(text, score);
+    await this.restore([[text, score]]);
     throw new Error(`a client middleware refused to push the job; it was put back in ${this.name}`);
   }
 
-  private async restore(text: string | Buffer, score: number): Promise<void> {
-    await this.redis.zadd(this.name, formatSeconds(score), text);
+  /** Runs `fn`; if it throws, puts `batch` back first. */
+  private async putBackOnError<T>(
+    batch: readonly (readonly [string | Buffer, number])[],
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      await this.restore(batch);
+      throw error;
+    }
+  }
+
+  /** Puts entries back with their scores, in one ZADD. */
+  private async restore(entries: readonly (readonly [string | Buffer, number])[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.redis.zadd(this.name, ...entries.flatMap(([text, score]) => [formatSeconds(score), text]));
   }
 
   /**
    * Pops the lowest entries, `POP_BATCH` at a time, at most `size` in all, so entries added meanwhile
-   * wait for the next call. Each batch's actions run concurrently (ioredis pipelines them on one
-   * connection): 100,000 entries take seconds instead of one round trip each. An action that fails
-   * has put its entry back; the first failure is thrown once its batch has settled. With `jobsOnly`,
-   * entries that are not jobs are put back at the end, untouched.
+   * wait for the next call, and hands each batch to `action`: one round trip per batch instead of one
+   * per entry. An action that fails puts back what it did not do, then throws, which ends the walk.
+   * With `jobsOnly`, entries that are not jobs are put back at the end, untouched.
    */
-  private async popEach(jobsOnly: boolean, action: (text: Buffer, score: number) => Promise<boolean>): Promise<number> {
+  private async popBatches(jobsOnly: boolean, action: (batch: [Buffer, number][]) => Promise<number>): Promise<number> {
     let left = await this.size();
     const skipped: [Buffer, number][] = [];
     let done = 0;
@@ -315,21 +339,19 @@ export class JobSet implements AsyncIterable<SortedEntry> {
       while (left > 0) {
         const popped = await this.redis.zpopminBuffer(this.name, Math.min(left, POP_BATCH));
         if (popped.length < 2) break;
-        const batch: Promise<boolean>[] = [];
+        const batch: [Buffer, number][] = [];
         for (let i = 0; i + 1 < popped.length; i += 2) {
           left--;
           this.removed++;
           const [text, score] = [popped[i]!, parseScore(popped[i + 1]!.toString())];
           if (jobsOnly && !new SortedEntry(this, score, text).valid) skipped.push([text, score]);
-          else batch.push(action(text, score));
+          else batch.push([text, score]);
         }
-        const results = await Promise.allSettled(batch);
-        done += results.filter((r) => r.status === "fulfilled" && r.value).length;
-        const failed = results.find((r) => r.status === "rejected");
-        if (failed) throw failed.reason;
+        if (batch.length === 0) continue;
+        done += await action(batch);
       }
     } finally {
-      for (const [text, score] of skipped) await this.restore(text, score);
+      await this.restore(skipped);
     }
     return done;
   }
@@ -337,6 +359,17 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   private client(): Client {
     return this.options.client ?? (this.ownClient ??= new Client({ redis: this.tsqRedis }));
   }
+}
+
+/**
+ * A popped entry as a retry pushes it (Sidekiq's `SortedEntry#retry`): manual retries do not count
+ * against the retry limit (the next failure adds 1 back), and a stale `at` is dropped.
+ */
+function requeued(text: string | Buffer, decrementRetryCount = true): JobPayload {
+  const job = parsePayload(text.toString());
+  if (decrementRetryCount && typeof job.retry_count === "number") job.retry_count -= 1;
+  delete job.at;
+  return job;
 }
 
 /** A Set key that tells apart entries whose bytes differ but decode to the same text. */

@@ -189,6 +189,24 @@ export class Client {
     return jids;
   }
 
+  /**
+   * Pushes jobs of any classes and queues together: each through validation and client middleware as
+   * `push` does, then all in one pipelined round trip. Resolves to one result per item, as `push`
+   * would have. For bulk moves (retrying a whole set), where a round trip per job is the cost.
+   */
+  async pushMany(items: readonly PushItem[]): Promise<(string | null)[]> {
+    const results: (string | null)[] = [];
+    const ready: { job: JobPayload; json: string }[] = [];
+    for (const item of items) {
+      const job = this.normalize(item);
+      const json = await this.prepare(job);
+      results.push(json === null ? duplicateOf(job) : job.jid);
+      if (json !== null) ready.push({ job, json });
+    }
+    if (ready.length > 0) await this.send(ready);
+    return results;
+  }
+
   /** Closes the connection if this client opened it, after reliable push's buffer had its chance to land. */
   async close(): Promise<void> {
     await this.buffer?.close();

@@ -30,6 +30,24 @@ export function addToMorgue(
   );
 }
 
+/** Adds many jobs in one MULTI (one add, one pair of trims): bulk kills at one round trip per batch. */
+export async function sendManyToMorgue(
+  redis: TsqRedis,
+  texts: readonly (string | Buffer)[],
+  limits: MorgueLimits,
+): Promise<void> {
+  if (texts.length === 0) return;
+  const now = formatSeconds(nowSeconds());
+  const members = texts.flatMap((text) => [now, text]);
+  const results = await redis
+    .multi()
+    .zadd(DEAD, ...members)
+    .zremrangebyscore(DEAD, "-inf", formatSeconds(nowSeconds() - limits.deadTimeoutInSeconds))
+    .zremrangebyrank(DEAD, 0, -limits.deadMaxJobs)
+    .exec();
+  for (const [error] of results ?? []) if (error) throw error;
+}
+
 export async function sendToMorgue(redis: TsqRedis, json: string | Buffer, limits: MorgueLimits): Promise<void> {
   const results = await addToMorgue(redis.multi(), json, limits).exec();
   for (const [error] of results ?? []) if (error) throw error;
