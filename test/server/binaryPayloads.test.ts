@@ -28,18 +28,22 @@ async function privateListLengths(): Promise<number> {
 }
 
 for (const mode of ["basic", "reliable"] as const) {
-  test(`${mode} fetch: non-UTF-8 jobs are acknowledged, retried and buried by their exact bytes`, async () => {
+  test(`${mode} fetch: non-UTF-8 jobs are acknowledged, retried and buried by their exact bytes`, async (t) => {
+    await handle.redis.flushdb(); // a test that failed before leaves nothing for the next
     await handle.redis.lpush("queue:default", job("RecordJob", "ok-1"), job("FailJob", "fail-1"), MALFORMED);
     await handle.redis.sadd("queues", "default");
     const tsq = startTsq(["-r", TEST_JOBS, "--fetch", mode], { REDIS_URL: handle.url });
-    await eventually(async () => (await handle.redis.llen("ran")) === 1, 10_000, "the job ran");
-    await eventually(async () => (await handle.redis.zcard("retry")) === 1, 10_000, "the failing job is in retry");
-    await eventually(async () => (await handle.redis.zcard("dead")) === 1, 10_000, "the malformed job is in dead");
-    await eventually(async () => (await privateListLengths()) === 0, 5000, "nothing left in the private lists");
+    t.after(() => tsq.stop());
+    // Generous: a worker's start takes seconds on a loaded machine.
+    await eventually(async () => (await handle.redis.llen("ran")) === 1, 30_000, "the job ran");
+    await eventually(async () => (await handle.redis.zcard("retry")) === 1, 30_000, "the failing job is in retry");
+    await eventually(async () => (await handle.redis.zcard("dead")) === 1, 30_000, "the malformed job is in dead");
+    await eventually(async () => (await privateListLengths()) === 0, 10_000, "nothing left in the private lists");
     assert.equal(await tsq.stop(), 0);
 
     // A second worker (reliable: it recovers every expired identity first) finds nothing to run again.
     const again = startTsq(["-r", TEST_JOBS, "--fetch", mode], { REDIS_URL: handle.url });
+    t.after(() => again.stop());
     await again.waitForLine((l) => l.msg === "tsq worker started");
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(await again.stop(), 0);
@@ -52,6 +56,7 @@ for (const mode of ["basic", "reliable"] as const) {
 }
 
 test("the admin API deletes, retries and kills entries by their exact bytes", async () => {
+  await handle.redis.flushdb();
   const retries = new RetrySet(handle.redis);
   await handle.redis.zadd("retry", "100", job("RecordJob", "r-1", ',"retry_count":0'));
   await handle.redis.zadd("retry", "200", job("RecordJob", "r-2", ',"retry_count":0'));
