@@ -6,7 +6,7 @@ import { redirect, type Route } from "./context.js";
 import { busy, busyAction } from "./pages/busy.js";
 import { dashboard, stats, statsQueues, stream } from "./pages/dashboard.js";
 import { failures, failuresAction } from "./pages/failures.js";
-import { clearQueue, deleteQueueJob, queuePage, queues } from "./pages/queues.js";
+import { deleteQueueJob, queueAction, queuePage, queues } from "./pages/queues.js";
 import { search, searchAction } from "./pages/search.js";
 import {
   SET_KINDS,
@@ -42,7 +42,7 @@ export const ROUTES: RouteDef[] = [
   r("POST", "/busy", busyAction),
   r("GET", "/queues", queues),
   r("GET", `/queues/${SEGMENT}`, queuePage),
-  r("POST", `/queues/${SEGMENT}`, clearQueue),
+  r("POST", `/queues/${SEGMENT}`, queueAction),
   r("POST", `/queues/${SEGMENT}/delete`, deleteQueueJob),
   r("GET", "/failures", failures),
   r("POST", "/failures", failuresAction),

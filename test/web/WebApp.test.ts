@@ -107,7 +107,7 @@ test("/stats has Sidekiq Web's shape and numbers; /stats/queues sizes each queue
   });
 });
 
-test("actions change Redis: retry all, delete one queue job, kill one, bulk delete, quiet a process, clear a queue, retry a failure group", async () => {
+test("actions change Redis: retry all, delete one queue job, kill one, bulk delete, quiet a process, pause, unpause and clear a queue, retry a failure group", async () => {
   await seed(redis.redis);
   await withWeb({}, async (web) => {
     const s = new WebSession(web.url);
@@ -144,6 +144,18 @@ test("actions change Redis: retry all, delete one queue job, kill one, bulk dele
     r = await s.post("/busy", [auth, ["identity", "web-host:4242:abcdef012345"], ["quiet", "1"]]);
     assert.equal(r.status, 303);
     assert.deepEqual(await redis.redis.lrange(signalsKey("web-host:4242:abcdef012345"), 0, -1), ["TSTP"]);
+    // Pause a queue: into the `paused` set, flagged on /queues; unpause takes it out. Nothing is cleared.
+    r = await s.post("/queues/critical", [auth, ["pause", "1"]]);
+    assert.equal(r.status, 303);
+    assert.deepEqual(await redis.redis.smembers("paused"), ["critical"]);
+    assert.match(
+      (await s.get("/queues")).body,
+      /critical<\/a\s*>[^<]*(<span[^>]*>no consumer<\/span>)?\s*<span class="badge warn"[^>]*>paused</,
+    );
+    r = await s.post("/queues/critical", [auth, ["unpause", "1"]]);
+    assert.equal(r.status, 303);
+    assert.deepEqual(await redis.redis.smembers("paused"), []);
+    assert.equal(await redis.redis.llen(queueKey("critical")), 1, "pausing cleared nothing");
     // Clear a queue.
     r = await s.post("/queues/critical", [auth, ["delete", "1"]]);
     assert.equal(r.status, 303);

@@ -1,8 +1,8 @@
 /**
  * Queues (`/queues`) and one queue's jobs (`/queues/:name`), a page at a time with LRANGE, newest
  * first or oldest first (`direction=asc`); clear a queue, or delete one job by its exact text
- * (`POST /queues/:name/delete` with `key_val`, as Sidekiq). Queues no live process listens on are
- * flagged.
+ * (`POST /queues/:name/delete` with `key_val`, as Sidekiq); pause and unpause. Queues no live process
+ * listens on, and paused ones, are flagged.
  */
 import { ProcessSet, Queue } from "../../api/index.js";
 import { HttpError, intParam, page, redirect, type RequestContext, type RouteResult } from "../context.js";
@@ -28,7 +28,12 @@ export async function queues(ctx: RequestContext): Promise<RouteResult> {
   ]);
   const listened = new Set(processes.flatMap((p) => p.queues.map((q) => q.split(",")[0]!)));
   const rows = await Promise.all(
-    all.map(async (q) => ({ name: q.name, size: await q.size(), latency: await q.latency() })),
+    all.map(async (q) => ({
+      name: q.name,
+      size: await q.size(),
+      latency: await q.latency(),
+      paused: await q.paused(),
+    })),
   );
   const body = html`<table class="list">
     <thead>
@@ -45,11 +50,12 @@ export async function queues(ctx: RequestContext): Promise<RouteResult> {
           html`<tr>
             <td>
               <a href="${url(`${ctx.base}/queues`, q.name)}">${q.name}</a
-              >${listened.has(q.name) ? "" : html` <span class="badge warn" title="no live process fetches from this queue">no consumer</span>`}
+              >${listened.has(q.name) ? "" : html` <span class="badge warn" title="no live process fetches from this queue">no consumer</span>`}${q.paused ? html` <span class="badge warn" title="in the paused set: workers fetch nothing from it">paused</span>` : ""}
             </td>
             <td>${q.size.toLocaleString("en-US")}</td>
             <td>${q.size ? relative(-q.latency).replace(" ago", "") : "–"}</td>
             <td>
+              ${form(ctx, url(`${ctx.base}/queues`, q.name), q.paused ? button("unpause", "Unpause", "btn") : button("pause", "Pause", "btn"))}
               ${form(ctx, url(`${ctx.base}/queues`, q.name), button("delete", "Delete", "btn danger"), { confirm: `Delete every job in ${q.name}?` })}
             </td>
           </tr>`,
@@ -103,11 +109,20 @@ export async function queuePage(ctx: RequestContext): Promise<RouteResult> {
   return page(`Queue ${name}`, body);
 }
 
-/** `POST /queues/:name`: clears the queue. */
-export async function clearQueue(ctx: RequestContext): Promise<RouteResult> {
+/**
+ * `POST /queues/:name`: clears the queue (Sidekiq's `delete` button), or pauses or unpauses it (the
+ * `paused` set, as Sidekiq Pro's buttons): every worker applies a pause within 1 s.
+ */
+export async function queueAction(ctx: RequestContext): Promise<RouteResult> {
   const name = queueName(ctx);
-  const removed = await new Queue(ctx.redis, name).clear();
-  ctx.audit("clear queue", name, removed);
+  const queue = new Queue(ctx.redis, name);
+  if (ctx.form.has("pause") || ctx.form.has("unpause")) {
+    const pausing = ctx.form.has("pause");
+    const changed = pausing ? await queue.pause() : await queue.unpause();
+    ctx.audit(pausing ? "pause queue" : "unpause queue", name, changed ? 1 : 0);
+  } else {
+    ctx.audit("clear queue", name, await queue.clear());
+  }
   return redirect(`${ctx.base}/queues`);
 }
 
