@@ -5,9 +5,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { DEAD, QUEUES, RETRY, SCHEDULE, queueKey, signalsKey } from "../../src/keys.js";
+import { DEAD, LIMITS, QUEUES, RETRY, SCHEDULE, limitSlotsKey, queueKey, signalsKey } from "../../src/keys.js";
+import { setSwitch } from "../../src/killSwitch/switches.js";
+import { defineScripts } from "../../src/redis/scripts.js";
 import { useRedis } from "../helpers/redis.js";
-import { HOSTILE, WebSession, jidOf, seed, startWeb, type WebHandle } from "./webHelpers.js";
+import { HOSTILE, WebSession, addProcess, jidOf, seed, startWeb, type WebHandle } from "./webHelpers.js";
 
 const redis = useRedis();
 
@@ -152,6 +154,9 @@ test("actions change Redis: retry all, delete one queue job, kill one, bulk dele
       (await s.get("/queues")).body,
       /critical<\/a\s*>[^<]*(<span[^>]*>no consumer<\/span>)?\s*<span class="badge warn"[^>]*>paused</,
     );
+    const why = (await s.get("/queues/critical")).body;
+    assert.match(why, /<details class="why" open>/, "the reasons are open when there are some");
+    assert.match(why, /The queue is <strong>paused<\/strong>/);
     r = await s.post("/queues/critical", [auth, ["unpause", "1"]]);
     assert.equal(r.status, 303);
     assert.deepEqual(await redis.redis.smembers("paused"), []);
@@ -359,5 +364,38 @@ test("the live stream pushes /stats as server-sent events; the prefix mounts the
     );
     assert.equal((await fetch(`${web.url}/elsewhere`)).status, 418, "paths outside the prefix go to next()");
     assert.equal((await fetch(`${web.url}/tsq/assets/web.css`)).headers.get("content-type"), "text/css; charset=utf-8");
+  });
+});
+
+test("a queue page says why its jobs wait: no consumer, a kill switch, a full concurrency limit", async () => {
+  await redis.redis.flushdb();
+  const now = Date.now() / 1000;
+  for (const klass of ["Stuck", "Capped", "Free"])
+    await redis.redis.lpush(
+      queueKey("lonely"),
+      JSON.stringify({ class: klass, args: [], jid: `${klass}-1`, queue: "lonely", enqueued_at: now }),
+    );
+  await redis.redis.sadd(QUEUES, "lonely");
+  await setSwitch(defineScripts(redis.redis), "Stuck", { action: "defer", delay: 60 });
+  await redis.redis.hset(LIMITS, "Capped", "1");
+  await redis.redis.hset(limitSlotsKey("Capped"), "other-jid", String(Date.now() + 60_000));
+  await withWeb({}, async (web) => {
+    const { status, body } = await new WebSession(web.url).get("/queues/lonely");
+    assert.equal(status, 200);
+    assert.match(body, /No live process fetches from this queue/);
+    assert.match(body, /<strong>Stuck<\/strong> is deferred by a kill switch: its jobs are re-scheduled\s+60 s/);
+    assert.match(body, /<strong>Capped<\/strong> is at its concurrency limit \(1 of 1\s+running,\s+0 parked\)/);
+    assert.doesNotMatch(body, /<strong>Free<\/strong>/);
+  });
+  // A queue a live process fetches from, with free slots and nothing switched off: nothing stops it.
+  await addProcess(redis.redis, "web-host:4242:abcdef012345", "tag");
+  await redis.redis.lpush(
+    queueKey("default"),
+    JSON.stringify({ class: "Free", args: [], jid: "f-2", queue: "default" }),
+  );
+  await withWeb({}, async (web) => {
+    const { body } = await new WebSession(web.url).get("/queues/default");
+    assert.match(body, /<details class="why" >/);
+    assert.match(body, /Nothing stops them/);
   });
 });

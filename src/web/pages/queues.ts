@@ -9,6 +9,7 @@ import { HttpError, intParam, page, redirect, type RequestContext, type RouteRes
 import { html, truncate, url } from "../html.js";
 import { button, form, pager, relative } from "../layout.js";
 import { ARGS_PREVIEW } from "./busy.js";
+import { whyWaiting } from "./why.js";
 
 /** Sidekiq's rule for a queue name in a URL. */
 const QUEUE_NAME = /^[a-z_:.\-0-9]+$/i;
@@ -73,7 +74,25 @@ export async function queuePage(ctx: RequestContext): Promise<RouteResult> {
   const asc = ctx.query.get("direction") === "asc";
   const [size, jobs] = await Promise.all([queue.size(), queue.page((pageNo - 1) * count, count, asc)]);
   const path = `/queues/${encodeURIComponent(name)}`;
-  const body = html`<p>
+  const classes = jobs.flatMap((job) => [job.klass, job.displayClass]).filter((c): c is string => c !== undefined);
+  const reasons = size > 0 ? await whyWaiting(ctx.redis, name, classes) : [];
+  const body = html`${
+      size > 0
+        ? html`<details class="why" ${reasons.length > 0 ? "open" : ""}>
+            <summary>Why are these jobs not running?</summary>
+            ${
+              reasons.length > 0
+                ? html`<ul>
+                    ${reasons.map((reason) => html`<li>${reason}</li>`)}
+                  </ul>`
+                : html`<p>
+                    Nothing stops them: a live process fetches from this queue and has free slots; they wait their turn.
+                  </p>`
+            }
+          </details>`
+        : ""
+    }
+    <p>
       <a class="btn" href="${ctx.base}${path}?direction=${asc ? "desc" : "asc"}"
         >${asc ? "Newest first" : "Oldest first"}</a
       >
