@@ -156,7 +156,13 @@ async function main(): Promise<void> {
     const fleet = await startFleet(redis.url, n, dir);
     const deadline = Date.now() + 120_000;
     while ((await admin.scard("processes")) < n) {
-      if (Date.now() > deadline) throw new Error(`only ${await admin.scard("processes")} of ${n} processes started`);
+      if (Date.now() > deadline) {
+        const exited = fleet.filter((child) => child.exitCode !== null || child.signalCode !== null);
+        const tail = (exited[0] ?? fleet[0])?.output().tail.join("\n") ?? "";
+        throw new Error(
+          `only ${await admin.scard("processes")} of ${n} processes started (${exited.length} exited); one said:\n${tail}`,
+        );
+      }
       await sleep(500);
     }
     await sleep(16_000); // past every poller's first wait (10 + rand*5 s)
