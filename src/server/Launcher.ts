@@ -34,6 +34,8 @@ import { DeduplicationServerMiddleware } from "../dedup/ServerMiddleware.js";
 import { dedupPolicyOf } from "../dedup/policy.js";
 import { ConcurrencyLimiter, ConcurrencyLimitServerMiddleware } from "../limits/index.js";
 import { UniqueServerMiddleware } from "../unique/ServerMiddleware.js";
+import { SujServerMiddleware } from "../uniqueJobs/ServerMiddleware.js";
+import { sujPolicyOf } from "../uniqueJobs/policy.js";
 import { uniquePolicyOf } from "../unique/policy.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
@@ -102,6 +104,8 @@ export class Launcher {
       config.middleware.prepend(DeduplicationServerMiddleware, redis, client);
     if (classes.some((klass) => uniquePolicyOf(klass) !== undefined))
       config.middleware.prepend(UniqueServerMiddleware, redis);
+    if (classes.some((klass) => sujPolicyOf(klass) !== undefined))
+      config.middleware.prepend(SujServerMiddleware, redis, client); // docs/sidekiq-unique-jobs.md
     // Ahead of deduplication and unique jobs: a parked job has not started, so it keeps its locks. Only when a class
     // declares a limit, for the same reason.
     this.limiter = new ConcurrencyLimiter(
