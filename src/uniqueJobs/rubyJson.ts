@@ -32,8 +32,9 @@ export function rubyFloat(value: number): RubyFloat {
 
 /**
  * `Float#to_s`: the shortest digits that read back as the same double, in fixed notation when the
- * decimal exponent e is in -4 <= e < 15 (always with a fraction: `100.0`), else `d.ddde+XX`
- * (Ruby 3.1: `1.0e+15`, `999999999999999.0`, `0.0001`, `1.0e-05`).
+ * value has at most 16 digits before the point, integral ones at most 15, and it is at least 0.0001
+ * (always with a fraction: `100.0`); else `d.ddde+XX` (Ruby 3.1: `1.0e+15`, `999999999999999.0`,
+ * `1000000000000000.5`, `0.0001`, `1.0e-05`).
  */
 export function rubyFloatText(value: number): string {
   if (Object.is(value, -0)) return "-0.0";
@@ -42,7 +43,7 @@ export function rubyFloatText(value: number): string {
   const digits = mantissa.replace(".", "");
   const point = Number(exponent) + 1; // digits before the decimal point
   const sign = value < 0 ? "-" : "";
-  if (point > -4 && point <= 15) {
+  if (point > -4 && (point < 16 || (point === 16 && digits.length > point))) {
     if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
     if (point >= digits.length) return `${sign}${digits}${"0".repeat(point - digits.length)}.0`;
     return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
