@@ -1,7 +1,7 @@
 /**
  * Job classes with sidekiq-unique-jobs options for the interop tests, loaded by real `tsq` processes.
  * Each records its runs in Redis (`started`, `ran`, via lockedRun) so tests observe them from outside;
- * the while_executing ones also record how many of them ran at once (`suj:running`, `suj:max`).
+ * the while_executing ones also record how many runs of their class overlapped (`suj:max:<class>`).
  */
 import { Job } from "../../src/index.js";
 import { rubyFloat } from "../../src/uniqueJobs/index.js";
@@ -21,9 +21,9 @@ export class SujExecutingJob extends Job {
   }
 }
 
-/** Held 3 s from the push, whatever the run does. */
+/** Held 5 s from the push, whatever the run does. */
 export class SujExpiredJob extends Job {
-  static override options = { lock: "until_expired", lockTtl: 3 };
+  static override options = { lock: "until_expired", lockTtl: 5 };
   async perform(_id: unknown): Promise<void> {
     await run(this, 0);
   }
@@ -40,13 +40,16 @@ export class SujFloatJob extends Job {
   }
 }
 
+/** Records how many runs of the class overlap (`suj:running:<class>`) and the most seen (`suj:max:<class>`). */
 async function exclusive(job: Job, seconds: number): Promise<void> {
-  const now = await redis().incr("suj:running");
-  await redis().eval("if tonumber(redis.call('get', KEYS[1]) or 0) < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end", 1, "suj:max", now);
+  const klass = job.constructor.name;
+  const now = await redis().incr(`suj:running:${klass}`);
+  const raise = "if tonumber(redis.call('get', KEYS[1]) or 0) < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end";
+  await redis().eval(raise, 1, `suj:max:${klass}`, now);
   try {
     await run(job, seconds);
   } finally {
-    await redis().decr("suj:running");
+    await redis().decr(`suj:running:${klass}`);
   }
 }
 
