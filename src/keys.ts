@@ -187,7 +187,13 @@ export const LIMITS = "tsq:limits";
  *   <digest>:LOCKED    HASH    holder jid -> lock time (epoch seconds, a float); HLEN < lock_limit decides
  *   <digest>:INFO      STRING  optional lock info (JSON)
  */
-export function sujKeys(digest: string): { digest: string; queued: string; primed: string; locked: string; info: string } {
+export function sujKeys(digest: string): {
+  digest: string;
+  queued: string;
+  primed: string;
+  locked: string;
+  info: string;
+} {
   return {
     digest,
     queued: `${digest}:QUEUED`,

@@ -61,7 +61,10 @@ function logSkip(job: JobPayload, holder: string, side: "client" | "server", str
 }
 
 async function reject(redis: TsqRedis, job: JobPayload): Promise<void> {
-  logger().info({ class: job.class, jid: job.jid, lock_digest: job.lock_digest }, `Adding dead ${job.class} job ${job.jid}`);
+  logger().info(
+    { class: job.class, jid: job.jid, lock_digest: job.lock_digest },
+    `Adding dead ${job.class} job ${job.jid}`,
+  );
   await sendToMorgue(redis, dumpPayload(job), DEFAULTS);
 }
 
@@ -117,7 +120,12 @@ export async function onServerConflict(
     case "reschedule": {
       const copy: Record<string, unknown> = { class: job.class, queue: job.queue, args: job.args };
       for (const field of KEPT) if (job[field] !== undefined) copy[field] = job[field];
-      const jid = await client.push({ ...copy, class: job.class, args: job.args, at: Date.now() / 1000 + RESCHEDULE_IN });
+      const jid = await client.push({
+        ...copy,
+        class: job.class,
+        args: job.args,
+        at: Date.now() / 1000 + RESCHEDULE_IN,
+      });
       logger().info({ class: job.class, jid: job.jid, rescheduled_as: jid }, "duplicate rescheduled in 5 s");
       return;
     }

@@ -100,7 +100,9 @@ export function validateSujOptions(options: SujOptions, bad: (what: string) => E
   const sides = typeof onConflict === "object" && onConflict !== null ? Object.values(onConflict) : [onConflict];
   for (const side of sides)
     if (side !== undefined && !STRATEGIES.includes(side))
-      throw bad(`onConflict must be one of ${STRATEGIES.join(", ")} (or { client, server }), got ${JSON.stringify(side)}`);
+      throw bad(
+        `onConflict must be one of ${STRATEGIES.join(", ")} (or { client, server }), got ${JSON.stringify(side)}`,
+      );
 }
 
 /** A job payload's options in the camelCase form validateSujOptions reads. */
@@ -110,7 +112,7 @@ export function payloadOptions(job: Record<string, unknown>): SujOptions {
     lockTtl: job.lock_ttl as number | null | undefined,
     lockTimeout: (job.lock_timeout ?? undefined) as number | undefined,
     lockLimit: (job.lock_limit ?? undefined) as number | undefined,
-    onConflict: (job.on_conflict ?? undefined) as SujOptions["onConflict"],
+    onConflict: (job.on_conflict ?? undefined),
     lockPrefix: (job.lock_prefix ?? undefined) as string | undefined,
   };
 }

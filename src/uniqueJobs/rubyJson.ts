@@ -94,5 +94,7 @@ function generate(value: unknown, inArray: boolean): string | undefined {
 
 /** `value` as plain JSON values (RubyFloat → its number, bigint → its decimal string), for the payload. */
 export function plainJson(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value, (_key, item: unknown) => (typeof item === "bigint" ? item.toString() : item)));
+  return JSON.parse(
+    JSON.stringify(value, (_key, item: unknown) => (typeof item === "bigint" ? item.toString() : item)),
+  );
 }

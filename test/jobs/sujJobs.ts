@@ -44,7 +44,8 @@ export class SujFloatJob extends Job {
 async function exclusive(job: Job, seconds: number): Promise<void> {
   const klass = job.constructor.name;
   const now = await redis().incr(`suj:running:${klass}`);
-  const raise = "if tonumber(redis.call('get', KEYS[1]) or 0) < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end";
+  const raise =
+    "if tonumber(redis.call('get', KEYS[1]) or 0) < tonumber(ARGV[1]) then redis.call('set', KEYS[1], ARGV[1]) end";
   await redis().eval(raise, 1, `suj:max:${klass}`, now);
   try {
     await run(job, seconds);

@@ -29,16 +29,36 @@ const SHAPES: Shape[] = [
   { name: "Ruby 1.0 (rubyFloat)", ts: [rubyFloat(1)], ruby: "[1.0]" },
   { name: "fractions", ts: [1.5, -2.25, 0.1 + 0.2], ruby: "[1.5, -2.25, 0.30000000000000004]" },
   { name: "exponent floats", ts: [1e21, 1.5e-7, 1e300], ruby: "[1.0e21, 1.5e-07, 1.0e300]" },
-  { name: "Float#to_s bounds", ts: [rubyFloat(1e15), rubyFloat(999999999999999), 0.0001, 0.00001], ruby: "[1.0e15, 999999999999999.0, 0.0001, 1.0e-05]" },
+  {
+    name: "Float#to_s bounds",
+    ts: [rubyFloat(1e15), rubyFloat(999999999999999), 0.0001, 0.00001],
+    ruby: "[1.0e15, 999999999999999.0, 0.0001, 1.0e-05]",
+  },
   { name: "big integer (bigint)", ts: [12345678901234567890n], ruby: "[12345678901234567890]" },
   { name: "negative big integer", ts: [-(2n ** 64n)], ruby: "[-(2**64)]" },
-  { name: "2^53 and a JS integer past it", ts: [2 ** 53, 123456789012345680000], ruby: "[9007199254740992, 123456789012345680000]" },
-  { name: "non-ASCII, slash, U+2028", ts: ["a/b", "é ü 😀 日本", "\u2028\u2029"], ruby: '["a/b", "é ü 😀 日本", "\\u2028\\u2029"]' },
-  { name: "escapes and control characters", ts: ['q" b\\ \n\t\r\b\f \u0001 \u001f \u007f'], ruby: '["q\\" b\\\\ \\n\\t\\r\\b\\f \\u0001 \\u001f \\u007f"]' },
+  {
+    name: "2^53 and a JS integer past it",
+    ts: [2 ** 53, 123456789012345680000],
+    ruby: "[9007199254740992, 123456789012345680000]",
+  },
+  {
+    name: "non-ASCII, slash, U+2028",
+    ts: ["a/b", "é ü 😀 日本", "\u2028\u2029"],
+    ruby: '["a/b", "é ü 😀 日本", "\\u2028\\u2029"]',
+  },
+  {
+    name: "escapes and control characters",
+    ts: ['q" b\\ \n\t\r\b\f \u0001 \u001f \u007f'],
+    ruby: '["q\\" b\\\\ \\n\\t\\r\\b\\f \\u0001 \\u001f \\u007f"]',
+  },
   { name: "nil, true, false", ts: [null, true, false], ruby: "[nil, true, false]" },
   { name: "hash key order kept", ts: [{ b: 1, a: 2 }], ruby: '[{"b" => 1, "a" => 2}]' },
   { name: "symbols become strings", ts: [{ sym: "x" }, "y"], ruby: "[{sym: :x}, :y]" },
-  { name: "nested arrays and hashes", ts: [[1, [2, [3, {}]]], { k: [{ z: null }] }], ruby: '[[1, [2, [3, {}]]], {"k" => [{"z" => nil}]}]' },
+  {
+    name: "nested arrays and hashes",
+    ts: [[1, [2, [3, {}]]], { k: [{ z: null }] }],
+    ruby: '[[1, [2, [3, {}]]], {"k" => [{"z" => nil}]}]',
+  },
   { name: "negative zero and Ruby -0.0", ts: [-0, rubyFloat(-0)], ruby: "[0, -0.0]" },
   { name: "a Date as its wire string", ts: [new Date(0)], ruby: '["1970-01-01T00:00:00.000Z"]' },
   { name: "extreme doubles", ts: [1.7976931348623157e308, 5e-324], ruby: "[1.7976931348623157e308, 5.0e-324]" },
@@ -65,7 +85,10 @@ puts JSON.generate(out)
 `;
 
 function ruby(script: string, input: unknown): unknown {
-  const run = spawnSync("ruby", ["-rjson", "-rdigest", "-e", script], { input: JSON.stringify(input), encoding: "utf8" });
+  const run = spawnSync("ruby", ["-rjson", "-rdigest", "-e", script], {
+    input: JSON.stringify(input),
+    encoding: "utf8",
+  });
   assert.equal(run.status, 0, `ruby failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as unknown;
 }
@@ -100,7 +123,10 @@ test("rubyFloatText prints doubles as Ruby's Float#to_s", (t) => {
   values.push(0.1, 1 / 3, Math.PI, -Math.E, 100, 123456.789e3, Number.MAX_SAFE_INTEGER, Number.MIN_VALUE, -0, 0);
   const finite = values.filter((v) => Number.isFinite(v));
   // Ruby reads the shortest round-trip text JavaScript writes (or its exponent form), which is the same double.
-  const script = 'puts JSON.generate(JSON.parse(STDIN.read).map { |s| Float(s).to_s })';
-  const expected = ruby(script, finite.map((v) => (Object.is(v, -0) ? "-0.0" : v.toExponential()))) as string[];
+  const script = "puts JSON.generate(JSON.parse(STDIN.read).map { |s| Float(s).to_s })";
+  const expected = ruby(
+    script,
+    finite.map((v) => (Object.is(v, -0) ? "-0.0" : v.toExponential())),
+  ) as string[];
   finite.forEach((value, i) => assert.equal(rubyFloatText(value), expected[i], `Float#to_s of ${value}`));
 });

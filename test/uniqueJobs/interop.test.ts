@@ -40,7 +40,13 @@ const holders = (digest: unknown) => handle.redis.hkeys(`${String(digest)}:LOCKE
 test("a lock a Ruby app holds blocks a tsq push, and a lock tsq holds blocks a Ruby push", async (t) => {
   if (!requireRubySidekiq(t)) return;
   await withClient(async (client) => {
-    const ruby = rubySuj("push", { class: "SujExecutedJob", queue: "default", args: '[42, "a"]', lock: "until_executed", lock_ttl: 600 });
+    const ruby = rubySuj("push", {
+      class: "SujExecutedJob",
+      queue: "default",
+      args: '[42, "a"]',
+      lock: "until_executed",
+      lock_ttl: 600,
+    });
     assert.equal(typeof ruby.jid, "string", "Ruby took the lock and pushed");
     const digest = lockDigest({ class: "SujExecutedJob", queue: "default", lock_args: [42, "a"] });
     assert.equal(ruby.digest, digest, "tsq computes the digest Ruby wrote");
@@ -56,14 +62,16 @@ test("a lock a Ruby app holds blocks a tsq push, and a lock tsq holds blocks a R
     const mine = await client.push({ class: SujExecutedJob, args: [42, "a"] });
     assert.ok(mine, "accepted once Ruby released it");
     assert.deepEqual(await holders(digest), [mine]);
-    const time = Number(await handle.redis.hget(`${digest}:LOCKED`, mine!));
+    const time = Number(await handle.redis.hget(`${digest}:LOCKED`, mine));
     assert.ok(Math.abs(time - Date.now() / 1000) < 60, `the lock time is epoch seconds, as the gem writes (${time})`);
     assert.notEqual(await handle.redis.zscore("uniquejobs:digests", digest), null, "indexed in uniquejobs:digests");
     const ttl = await handle.redis.pttl(`${digest}:LOCKED`);
     assert.ok(ttl > 590_000 && ttl <= 600_000, `expires after lock_ttl (PTTL ${ttl} ms)`);
 
     // tsq's payload carries the gem's fields, so a Ruby worker with the gem honours it.
-    const stored = (await handle.redis.lrange("queue:default", 0, -1)).map((j) => JSON.parse(j) as Record<string, unknown>);
+    const stored = (await handle.redis.lrange("queue:default", 0, -1)).map(
+      (j) => JSON.parse(j) as Record<string, unknown>,
+    );
     const payload = stored.find((j) => j.jid === mine)!;
     assert.equal(payload.lock, "until_executed");
     assert.equal(payload.lock_digest, digest);
@@ -72,7 +80,13 @@ test("a lock a Ruby app holds blocks a tsq push, and a lock tsq holds blocks a R
     assert.equal(payload.lock_timeout, 0);
     assert.equal(payload.lock_prefix, "uniquejobs");
 
-    const refused = rubySuj("push", { class: "SujExecutedJob", queue: "default", args: '[42, "a"]', lock: "until_executed", lock_ttl: 600 });
+    const refused = rubySuj("push", {
+      class: "SujExecutedJob",
+      queue: "default",
+      args: '[42, "a"]',
+      lock: "until_executed",
+      lock_ttl: 600,
+    });
     assert.equal(refused.jid, null, "Ruby refuses the duplicate of tsq's job");
     assert.equal(refused.digest, digest);
     assert.deepEqual(await holders(digest), [mine], "tsq still holds it");
@@ -82,10 +96,22 @@ test("a lock a Ruby app holds blocks a tsq push, and a lock tsq holds blocks a R
 test("Ruby's 1.0 and tsq's rubyFloat are one lock; Ruby's 3 and rubyFloat(3) are not", async (t) => {
   if (!requireRubySidekiq(t)) return;
   await withClient(async (client) => {
-    const float = rubySuj("push", { class: "SujFloatJob", queue: "default", args: "[2.0]", lock: "until_executed", lock_ttl: 600 });
+    const float = rubySuj("push", {
+      class: "SujFloatJob",
+      queue: "default",
+      args: "[2.0]",
+      lock: "until_executed",
+      lock_ttl: 600,
+    });
     assert.equal(typeof float.jid, "string");
     assert.equal(await client.push({ class: SujFloatJob, args: [2] }), null, "rubyFloat(2) in lockArgs is Ruby's 2.0");
-    const integer = rubySuj("push", { class: "SujFloatJob", queue: "default", args: "[3]", lock: "until_executed", lock_ttl: 600 });
+    const integer = rubySuj("push", {
+      class: "SujFloatJob",
+      queue: "default",
+      args: "[3]",
+      lock: "until_executed",
+      lock_ttl: 600,
+    });
     assert.equal(typeof integer.jid, "string");
     assert.ok(await client.push({ class: SujFloatJob, args: [3] }), "Ruby's integer 3 is another digest than 3.0");
   });
@@ -93,14 +119,34 @@ test("Ruby's 1.0 and tsq's rubyFloat are one lock; Ruby's 3 and rubyFloat(3) are
 
 test("a job Ruby pushed with the gem, run by a tsq worker, releases its lock after perform", async (t) => {
   if (!requireRubySidekiq(t)) return;
-  const ruby = rubySuj("push", { class: "SujExecutedJob", queue: "default", args: "[7, 1]", lock: "until_executed", lock_ttl: 600 });
+  const ruby = rubySuj("push", {
+    class: "SujExecutedJob",
+    queue: "default",
+    args: "[7, 1]",
+    lock: "until_executed",
+    lock_ttl: 600,
+  });
   assert.equal(typeof ruby.jid, "string");
   assert.deepEqual(await holders(ruby.digest), [ruby.jid]);
   const worker = startTsq(["-r", JOBS, "-c", "2", "-q", "default", "-t", "1"], { REDIS_URL: handle.url });
   t.after(() => worker.stop(5000));
-  await eventually(async () => (await handle.redis.lrange("ran", 0, -1)).includes(String(ruby.jid)), 30_000, "Ruby's job runs on tsq");
+  await eventually(
+    async () => (await handle.redis.lrange("ran", 0, -1)).includes(String(ruby.jid)),
+    30_000,
+    "Ruby's job runs on tsq",
+  );
   await eventually(async () => (await holders(ruby.digest)).length === 0, 10_000, "the lock is released");
-  assert.equal(await handle.redis.zscore("uniquejobs:digests", String(ruby.digest)), null, "and unindexed, as the gem's unlock");
-  const again = rubySuj("push", { class: "SujExecutedJob", queue: "default", args: "[7, 1]", lock: "until_executed", lock_ttl: 600 });
+  assert.equal(
+    await handle.redis.zscore("uniquejobs:digests", String(ruby.digest)),
+    null,
+    "and unindexed, as the gem's unlock",
+  );
+  const again = rubySuj("push", {
+    class: "SujExecutedJob",
+    queue: "default",
+    args: "[7, 1]",
+    lock: "until_executed",
+    lock_ttl: 600,
+  });
   assert.equal(typeof again.jid, "string", "Ruby may push it again");
 });

@@ -28,26 +28,33 @@ import {
 
 const handle = useRedis();
 const JOBS = join(ROOT, "dist/test/jobs/sujJobs.js");
-const { withClient, push, started, ran } = lockKit(handle);
+const { tsqctl, withClient, push, started, ran } = lockKit(handle);
 
 /** A worker polling `schedule` about every second, so rescheduled jobs come back quickly. */
 function worker(t: { after: (fn: () => Promise<unknown>) => void }): void {
   const dir = mkdtempSync(join(tmpdir(), "tsq-suj-"));
   const config = join(dir, "tsq.yml");
   writeFileSync(config, "poll_interval_average: 1\n");
-  const process = startTsq(["-r", JOBS, "-C", config, "-c", "4", "-q", "default", "-t", "1"], { REDIS_URL: handle.url });
+  const process = startTsq(["-r", JOBS, "-C", config, "-c", "4", "-q", "default", "-t", "1"], {
+    REDIS_URL: handle.url,
+  });
   t.after(() => process.stop(5000));
 }
 
 const lockOf = async (jid: string) => {
-  const queued = [...(await handle.redis.lrange("queue:default", 0, -1)), ...(await handle.redis.zrange("schedule", 0, -1))];
+  const queued = [
+    ...(await handle.redis.lrange("queue:default", 0, -1)),
+    ...(await handle.redis.zrange("schedule", 0, -1)),
+  ];
   const job = queued.map((j) => JSON.parse(j) as Record<string, unknown>).find((j) => j.jid === jid);
   assert.ok(job, `job ${jid} is stored`);
   return String(job.lock_digest);
 };
 const holders = (digest: string) => handle.redis.hkeys(`${digest}:LOCKED`);
 const startedOf = async (klass: string) =>
-  (await handle.redis.lrange("started", 0, -1)).map((s) => JSON.parse(s) as { jid: string; class: string }).filter((s) => s.class === klass);
+  (await handle.redis.lrange("started", 0, -1))
+    .map((s) => JSON.parse(s) as { jid: string; class: string })
+    .filter((s) => s.class === klass);
 
 test("push-side strategies: log drops, raise throws, reject kills, replace swaps, reschedule defers", async () => {
   await withClient(async (client) => {
@@ -63,13 +70,19 @@ test("push-side strategies: log drops, raise throws, reject kills, replace swaps
     const rejected = await push(client, SujRejectJob, [1]);
     assert.equal(rejected, null);
     const dead = (await handle.redis.zrange("dead", 0, -1)).map((j) => JSON.parse(j) as { class: string });
-    assert.deepEqual(dead.map((j) => j.class), ["SujRejectJob"], "reject: the duplicate is in the dead set");
+    assert.deepEqual(
+      dead.map((j) => j.class),
+      ["SujRejectJob"],
+      "reject: the duplicate is in the dead set",
+    );
 
     const old = (await push(client, SujReplaceJob, [1]))!;
     const digest = await lockOf(old);
     const replacement = (await push(client, SujReplaceJob, [1]))!;
     assert.ok(replacement && replacement !== old, "replace: the new push is accepted");
-    const queued = (await handle.redis.lrange("queue:default", 0, -1)).map((j) => (JSON.parse(j) as { jid: string }).jid);
+    const queued = (await handle.redis.lrange("queue:default", 0, -1)).map(
+      (j) => (JSON.parse(j) as { jid: string }).jid,
+    );
     assert.ok(!queued.includes(old), "the old job is gone from the queue");
     assert.ok(queued.includes(replacement));
     assert.deepEqual(await holders(digest), [replacement], "and the new one holds the lock");
@@ -77,7 +90,12 @@ test("push-side strategies: log drops, raise throws, reject kills, replace swaps
     const holder = (await push(client, SujRescheduleJob, [1]))!;
     const later = (await push(client, SujRescheduleJob, [1]))!;
     assert.ok(later, "reschedule: the push is accepted…");
-    const score = Number(await handle.redis.zscore("schedule", (await handle.redis.zrange("schedule", 0, -1)).find((j) => j.includes(later))!));
+    const score = Number(
+      await handle.redis.zscore(
+        "schedule",
+        (await handle.redis.zrange("schedule", 0, -1)).find((j) => j.includes(later))!,
+      ),
+    );
     assert.ok(Math.abs(score - (Date.now() / 1000 + 5)) < 3, `…for about 5 s later (score ${score})`);
     assert.deepEqual(await holders(await lockOf(holder)), [holder], "without taking the lock");
   });
@@ -109,7 +127,8 @@ test("until_executing: released as the job starts; until_expired: held after the
     assert.ok(during, "accepted while the first one runs");
     await eventually(async () => (await ran(expiring)) === 1, 30_000, "the until_expired job runs");
     const pttl = await handle.redis.pttl(`${expiringDigest}:LOCKED`);
-    if (pttl > 200) assert.equal(await push(client, SujExpiredJob, [3]), null, `still held after the run (PTTL ${pttl} ms)`);
+    if (pttl > 200)
+      assert.equal(await push(client, SujExpiredJob, [3]), null, `still held after the run (PTTL ${pttl} ms)`);
     await eventually(async () => (await holders(expiringDigest)).length === 0, 15_000, "gone at its TTL");
     assert.ok(await push(client, SujExpiredJob, [3]), "accepted after the TTL");
   });
@@ -126,19 +145,34 @@ test("while_executing: one run at a time; a duplicate found running is reschedul
     const l2 = (await push(client, SujWhileLogJob, [4, 2]))!;
     assert.ok(r1 && r2 && l1 && l2);
     worker(t);
-    await eventually(async () => (await startedOf("SujWhileJob")).length === 2, 40_000, "the rescheduled copy runs too");
+    await eventually(
+      async () => (await startedOf("SujWhileJob")).length === 2,
+      40_000,
+      "the rescheduled copy runs too",
+    );
     const jids = (await startedOf("SujWhileJob")).map((s) => s.jid);
     assert.equal(jids.filter((j) => j === a || j === b).length, 1, "one of the two ran as pushed…");
-    assert.ok(jids.some((j) => j !== a && j !== b), "…the other as a rescheduled copy");
+    assert.ok(
+      jids.some((j) => j !== a && j !== b),
+      "…the other as a rescheduled copy",
+    );
     await eventually(async () => (await handle.redis.zcard("dead")) === 1, 30_000, "reject: one in the dead set");
     const deadJid = (JSON.parse((await handle.redis.zrange("dead", 0, 0))[0]!) as { jid: string }).jid;
     assert.ok(deadJid === r1 || deadJid === r2);
-    await eventually(async () => (await startedOf("SujWhileLogJob")).length === 1 && (await handle.redis.llen("queue:default")) === 0, 30_000, "log: one ran");
+    await eventually(
+      async () => (await startedOf("SujWhileLogJob")).length === 1 && (await handle.redis.llen("queue:default")) === 0,
+      30_000,
+      "log: one ran",
+    );
     const classes = ["SujWhileJob", "SujWhileRejectJob", "SujWhileLogJob"];
-    await eventually(async () => {
-      const running = await Promise.all(classes.map((k) => handle.redis.get(`suj:running:${k}`)));
-      return running.every((n) => n === "0");
-    }, 30_000, "all runs end");
+    await eventually(
+      async () => {
+        const running = await Promise.all(classes.map((k) => handle.redis.get(`suj:running:${k}`)));
+        return running.every((n) => n === "0");
+      },
+      30_000,
+      "all runs end",
+    );
     assert.equal((await startedOf("SujWhileLogJob")).length, 1, "log: the duplicate was dropped");
     assert.equal((await startedOf("SujWhileRejectJob")).length, 1);
     for (const klass of classes)
@@ -155,8 +189,36 @@ test("reschedule on the push side: the deferred duplicate takes the lock when it
     assert.ok(holder && later);
     worker(t);
     await eventually(async () => (await ran(holder)) === 1, 30_000, "the holder runs");
-    await eventually(async () => (await startedOf("SujRescheduleJob")).length >= 2, 40_000, "the deferred one runs after");
+    await eventually(
+      async () => (await startedOf("SujRescheduleJob")).length >= 2,
+      40_000,
+      "the deferred one runs after",
+    );
     const order = (await startedOf("SujRescheduleJob")).map((s) => s.jid);
     assert.equal(order[0], holder);
+  });
+});
+
+test("tsqctl delete, kill and clear release a job's lock at once (until_expired keeps its TTL)", async () => {
+  await withClient(async (client) => {
+    const queued = (await push(client, SujExecutedJob, [6]))!;
+    const digest = await lockOf(queued);
+    tsqctl("delete", "default", queued);
+    assert.deepEqual(await holders(digest), [], "released by the delete");
+    assert.ok(await push(client, SujExecutedJob, [6]), "accepted after the delete");
+    tsqctl("clear", "default");
+    assert.deepEqual(await holders(digest), [], "released by the clear");
+
+    const scheduled = (await push(client, SujExecutingJob, [6], Date.now() / 1000 + 3600))!;
+    const scheduledDigest = await lockOf(scheduled);
+    const ttl = await handle.redis.pttl(`${scheduledDigest}:LOCKED`);
+    assert.ok(ttl > 4_190_000 && ttl <= 4_200_000, `held for the delay plus lock_ttl (PTTL ${ttl} ms)`);
+    tsqctl("kill", scheduled, "--set", "scheduled");
+    assert.deepEqual(await holders(scheduledDigest), [], "released by the kill");
+
+    const expiring = (await push(client, SujExpiredJob, [6]))!;
+    const expiringDigest = await lockOf(expiring);
+    tsqctl("delete", "default", expiring);
+    assert.deepEqual(await holders(expiringDigest), [expiring], "until_expired is a TTL: kept");
   });
 });
