@@ -114,3 +114,24 @@ export class SujBenchJob extends Job {
   static override options = { lock: "until_executed", lockTtl: 600 };
   async perform(): Promise<void> {}
 }
+
+/** until_executing that always fails: its lock is taken again for the retry (waiting 60 s). */
+export class SujFailingJob extends Job {
+  static override options = { lock: "until_executing", lockTtl: 600, retry: 1 };
+  static retryIn(): number {
+    return 60;
+  }
+  async perform(_id: unknown): Promise<void> {
+    await redis().rpush("started", JSON.stringify({ jid: this.jid, class: "SujFailingJob" }));
+    throw new Error("always fails");
+  }
+}
+
+/** until_executing that fails with no retries: straight to the dead set. */
+export class SujDyingJob extends Job {
+  static override options = { lock: "until_executing", lockTtl: 600, retry: 0 };
+  async perform(_id: unknown): Promise<void> {
+    await redis().rpush("started", JSON.stringify({ jid: this.jid, class: "SujDyingJob" }));
+    throw new Error("dies");
+  }
+}

@@ -14,7 +14,9 @@ import { useRedis } from "../helpers/redis.js";
 import { lockKit } from "../helpers/lockKit.js";
 import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
 import {
+  SujDyingJob,
   SujExecutedJob,
+  SujFailingJob,
   SujExecutingJob,
   SujExpiredJob,
   SujRaiseJob,
@@ -220,5 +222,23 @@ test("tsqctl delete, kill and clear release a job's lock at once (until_expired 
     const expiringDigest = await lockOf(expiring);
     tsqctl("delete", "default", expiring);
     assert.deepEqual(await holders(expiringDigest), [expiring], "until_expired is a TTL: kept");
+  });
+});
+
+test("until_executing: a failed job keeps its lock while it waits to retry; killed or dead, it releases it", async (t) => {
+  await withClient(async (client) => {
+    const failing = (await push(client, SujFailingJob, [8]))!;
+    const dying = (await push(client, SujDyingJob, [8]))!;
+    const failingDigest = await lockOf(failing);
+    const dyingDigest = await lockOf(dying);
+    worker(t);
+    await eventually(async () => (await handle.redis.zcard("retry")) === 1, 30_000, "the failed job waits to retry");
+    assert.deepEqual(await holders(failingDigest), [failing], "taken again for the retry, as the gem re-locks");
+    assert.equal(await push(client, SujFailingJob, [8]), null, "a duplicate is refused meanwhile");
+    await eventually(async () => (await handle.redis.zcard("dead")) === 1, 30_000, "the other one dies");
+    assert.deepEqual(await holders(dyingDigest), [], "dead: released");
+    tsqctl("kill", failing, "--set", "retry");
+    assert.deepEqual(await holders(failingDigest), [], "killed from the retry set: released");
+    assert.ok(await push(client, SujFailingJob, [8]), "accepted after the kill");
   });
 });
