@@ -112,7 +112,7 @@ export function payloadOptions(job: Record<string, unknown>): SujOptions {
     lockTtl: job.lock_ttl as number | null | undefined,
     lockTimeout: (job.lock_timeout ?? undefined) as number | undefined,
     lockLimit: (job.lock_limit ?? undefined) as number | undefined,
-    onConflict: (job.on_conflict ?? undefined),
+    onConflict: job.on_conflict ?? undefined,
     lockPrefix: (job.lock_prefix ?? undefined) as string | undefined,
   };
 }

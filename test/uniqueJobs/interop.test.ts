@@ -1,7 +1,7 @@
 /**
  * tsq and a Ruby app running sidekiq-unique-jobs exclude each other's duplicates. The Ruby side is the
- * real Sidekiq 6.4.1 client with test/ruby/suj_lock.rb, which takes and releases locks as the gem's
- * client and server do; tsq's side is a real Client and a real `tsq` worker process.
+ * real Sidekiq 6.4.1 client and server with test/ruby/suj_gem.rb, which takes and releases locks as the
+ * gem's client and server middleware do; tsq's side is a real Client and a real `tsq` worker process.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,10 +11,12 @@ import { Client } from "../../src/client/Client.js";
 import { lockDigest } from "../../src/uniqueJobs/index.js";
 import { useRedis } from "../helpers/redis.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
+import { rubyTestFile, startSidekiq, useSidekiqCleanup } from "../helpers/sidekiqProcess.js";
 import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { SujExecutedJob, SujFloatJob } from "../jobs/sujJobs.js";
 
 const handle = useRedis();
+useSidekiqCleanup();
 const JOBS = join(ROOT, "dist/test/jobs/sujJobs.js");
 
 function rubySuj(command: "push" | "unlock", params: Record<string, unknown>): Record<string, unknown> {
@@ -149,4 +151,30 @@ test("a job Ruby pushed with the gem, run by a tsq worker, releases its lock aft
     lock_ttl: 600,
   });
   assert.equal(typeof again.jid, "string", "Ruby may push it again");
+});
+
+test("a job tsq pushed, run by a Ruby Sidekiq with the gem's server middleware, releases its lock there", async (t) => {
+  if (!requireRubySidekiq(t)) return;
+  await withClient(async (client) => {
+    const jid = (await client.push({ class: SujExecutedJob, args: [11, 1] }))!;
+    assert.ok(jid);
+    const digest = lockDigest({ class: "SujExecutedJob", queue: "default", lock_args: [11, 1] });
+    const refused = rubySuj("push", {
+      class: "SujExecutedJob",
+      queue: "default",
+      args: "[11, 1]",
+      lock: "until_executed",
+      lock_ttl: 600,
+    });
+    assert.equal(refused.jid, null, "Ruby refuses the duplicate before running anything");
+    const sidekiq = await startSidekiq({ redis: handle, requireFile: rubyTestFile("suj_worker.rb") });
+    t.after(() => sidekiq.stop());
+    await eventually(
+      async () => (await handle.redis.lrange("ran", 0, -1)).includes(jid),
+      30_000,
+      "Ruby runs tsq's job",
+    );
+    await eventually(async () => (await holders(digest)).length === 0, 10_000, "Ruby's unlock releases tsq's lock");
+    assert.ok(await client.push({ class: SujExecutedJob, args: [11, 1] }), "tsq may push it again");
+  });
 });
