@@ -1,7 +1,7 @@
 /**
  * sidekiq-unique-jobs interop (docs/sidekiq-unique-jobs.md): the gem's options, payload fields, digest
  * and Redis layout, so tsq and a Ruby app running the gem exclude each other's duplicates. Every Client
- * installs the push side; the Launcher installs the run side when a class declares a `lock`.
+ * installs the push side; every Launcher installs the run side (a Ruby job names its lock in its payload).
  */
 export { sujOnPush } from "./clientMiddleware.js";
 export { SujServerMiddleware } from "./ServerMiddleware.js";

@@ -135,3 +135,10 @@ export class SujDyingJob extends Job {
     throw new Error("dies");
   }
 }
+
+/** Declares no lock in tsq: a Ruby app may still push it with the gem's lock fields. */
+export class SujUndeclaredJob extends Job {
+  async perform(_id: unknown, seconds = 0): Promise<void> {
+    await run(this, seconds);
+  }
+}
