@@ -101,8 +101,14 @@ export interface ScriptCommands {
     type: string,
     limit: number,
   ): Promise<number>;
-  /** suj-delete-job-3.lua: removes the first job whose text contains `needle` from a queue, schedule, retry. */
-  sujDeleteJob(queue: string, schedule: string, retry: string, needle: string): Promise<string | null>;
+  /** suj-delete-job-3.lua: removes the job whose text contains both needles from a queue, schedule, retry. */
+  sujDeleteJob(
+    queue: string,
+    schedule: string,
+    retry: string,
+    digestNeedle: string,
+    jidNeedle: string,
+  ): Promise<string | null>;
   /** lock-refresh-1.lua: extends `holder`'s expiry to now + `ttlMs` if it still holds `lock`; 1 or 0. */
   lockRefresh(lock: string, holder: string, ttlMs: number, nowMs: number): Promise<number>;
   /**

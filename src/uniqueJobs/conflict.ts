@@ -7,8 +7,9 @@
  *   raise       throw SujConflictError: a push rejects; a job run fails and goes the retry way.
  *   reject      add it to the dead set instead (the gem's Reject), where it can be retried by hand.
  *   replace     push side: remove the queued or scheduled job holding the lock (the gem's
- *               delete_job_by_digest over the queue, `schedule`, `retry`), release its hold, push this
- *               one. A running holder is not removable: the push is dropped, logged. Run side: as log.
+ *               delete_job_by_digest over the queue, `schedule`, `retry`, but only the holder), release
+ *               its hold, push this one. A running holder is not removable: the push is dropped,
+ *               logged. Run side: as log.
  *   reschedule  try again in 5 s (the gem's `perform_in(5, *args)`): on the push side the job is
  *               scheduled without the lock and takes it when it runs; on the run side a copy with a new
  *               jid is pushed for 5 s later. It never recurses at push time (SUJ#940).
@@ -87,8 +88,9 @@ export async function onClientConflict(
       logger().info({ class: job.class, jid: job.jid, lock_digest: job.lock_digest }, "duplicate rescheduled in 5 s");
       return push();
     case "replace": {
-      const needle = `"lock_digest":${JSON.stringify(lock.digest)}`;
-      const removed = await redis.sujDeleteJob(queueKey(job.queue), SCHEDULE, RETRY, needle);
+      const digestNeedle = `"lock_digest":${JSON.stringify(lock.digest)}`;
+      const jidNeedle = `"jid":${JSON.stringify(holder)}`;
+      const removed = await redis.sujDeleteJob(queueKey(job.queue), SCHEDULE, RETRY, digestNeedle, jidNeedle);
       const removedJid = removed === null ? undefined : jidOf(removed);
       if (removedJid !== undefined) {
         logger().info({ class: job.class, jid: job.jid, replaced: removedJid }, `Deleted job: ${removedJid}`);

@@ -34,7 +34,7 @@ const LOCK_TYPES: Readonly<Record<string, SujLockType>> = {
 export interface SujOptions {
   /** The lock type (or one of the gem's aliases). */
   lock?: string;
-  /** Seconds the lock lasts at most (plus the delay of a scheduled job); null/unset: until released. */
+  /** Seconds the lock lasts at most (plus the delay of a scheduled job); 0, null or unset: until released. */
   lockTtl?: number | null;
   /** Seconds a while_executing job waits for the run lock before its conflict strategy (default 0). */
   lockTimeout?: number;
@@ -89,8 +89,8 @@ export function validateSujOptions(options: SujOptions, bad: (what: string) => E
     throw bad(
       `lock must be until_executing, until_executed, until_expired or while_executing (or a gem alias), got ${JSON.stringify(lock)}`,
     );
-  if (lockTtl !== undefined && lockTtl !== null && !(typeof lockTtl === "number" && lockTtl > 0 && lockTtl < 1e9))
-    throw bad(`lockTtl must be a positive number of seconds or null, got ${JSON.stringify(lockTtl)}`);
+  if (lockTtl !== undefined && lockTtl !== null && !(typeof lockTtl === "number" && lockTtl >= 0 && lockTtl < 1e9))
+    throw bad(`lockTtl must be seconds (0 or null: no expiry), got ${JSON.stringify(lockTtl)}`);
   if (lockTimeout !== undefined && !(typeof lockTimeout === "number" && lockTimeout >= 0 && lockTimeout < 3600))
     throw bad(`lockTimeout must be seconds from 0 to 3600, got ${JSON.stringify(lockTimeout)}`);
   if (lockLimit !== undefined && !(Number.isInteger(lockLimit) && lockLimit >= 1))

@@ -10,6 +10,8 @@ import { writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SujConflictError } from "../../src/uniqueJobs/index.js";
+import { ConfigError } from "../../src/errors.js";
+import { Job } from "../../src/index.js";
 import { useRedis } from "../helpers/redis.js";
 import { lockKit } from "../helpers/lockKit.js";
 import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
@@ -240,5 +242,33 @@ test("until_executing: a failed job keeps its lock while it waits to retry; kill
     tsqctl("kill", failing, "--set", "retry");
     assert.deepEqual(await holders(failingDigest), [], "killed from the retry set: released");
     assert.ok(await push(client, SujFailingJob, [8]), "accepted after the kill");
+  });
+});
+
+test("a bad declaration is refused at the first push with a ConfigError naming the class and the fix", async () => {
+  class UnsupportedLockJob extends Job {
+    static override options = { lock: "until_and_while_executing" };
+    perform(): void {}
+  }
+  class NegativeTtlJob extends Job {
+    static override options = { lock: "until_executed", lockTtl: -5 };
+    perform(): void {}
+  }
+  class UnknownStrategyJob extends Job {
+    static override options = { lock: "while_executing", onConflict: { server: "explode" } };
+    perform(): void {}
+  }
+  await withClient(async (client) => {
+    for (const [klass, what] of [
+      [UnsupportedLockJob, /UnsupportedLockJob: lock must be until_executing/],
+      [NegativeTtlJob, /NegativeTtlJob: lockTtl must be seconds/],
+      [UnknownStrategyJob, /UnknownStrategyJob: onConflict must be one of log, raise/],
+    ] as const) {
+      await assert.rejects(
+        push(client, klass, [1]),
+        (error: Error) => error instanceof ConfigError && what.test(error.message),
+      );
+    }
+    assert.equal(await handle.redis.dbsize(), 0, "nothing was written");
   });
 });
