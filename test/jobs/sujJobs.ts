@@ -142,3 +142,19 @@ export class SujUndeclaredJob extends Job {
     await run(this, seconds);
   }
 }
+
+/** until_executed that sleeps only on its first run: the SIGKILL test kills it then and it recovers. */
+export class SujRecoverJob extends Job {
+  static override options = { lock: "until_executed", lockTtl: 600 };
+  async perform(_id: unknown, seconds = 0): Promise<void> {
+    await run(this, seconds, true);
+  }
+}
+
+/** while_executing that sleeps only on its first run. */
+export class SujWhileRecoverJob extends Job {
+  static override options = { lock: "while_executing", lockTtl: 600 };
+  async perform(_id: unknown, seconds = 0): Promise<void> {
+    await run(this, seconds, true);
+  }
+}

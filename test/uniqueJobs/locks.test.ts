@@ -22,17 +22,19 @@ import {
   SujExecutingJob,
   SujExpiredJob,
   SujRaiseJob,
+  SujRecoverJob,
   SujRejectJob,
   SujReplaceJob,
   SujRescheduleJob,
   SujWhileJob,
   SujWhileLogJob,
+  SujWhileRecoverJob,
   SujWhileRejectJob,
 } from "../jobs/sujJobs.js";
 
 const handle = useRedis();
 const JOBS = join(ROOT, "dist/test/jobs/sujJobs.js");
-const { tsqctl, withClient, push, started, ran } = lockKit(handle);
+const { tsqctl, withClient, push, started, ran, reliableCluster } = lockKit(handle);
 
 /** A worker polling `schedule` about every second, so rescheduled jobs come back quickly. */
 function worker(t: { after: (fn: () => Promise<unknown>) => void }): void {
@@ -272,3 +274,34 @@ test("a bad declaration is refused at the first push with a ConfigError naming t
     assert.equal(await handle.redis.dbsize(), 0, "nothing was written");
   });
 });
+
+test(
+  "jobs recovered after a SIGKILL (reliable fetch) keep their locks, run again and release them",
+  { timeout: 120_000 },
+  async (t) => {
+    reliableCluster(t, JOBS);
+    await withClient(async (client) => {
+      const executed = (await push(client, SujRecoverJob, [13, 60]))!;
+      const running = (await push(client, SujWhileRecoverJob, [13, 60]))!;
+      const digest = await lockOf(executed);
+      const { pid } = await started(executed);
+      await started(running);
+      assert.equal((await handle.redis.keys("uniquejobs:*:RUN:LOCKED")).length, 1, "the run lock is held");
+      process.kill(pid, "SIGKILL");
+      assert.equal(await push(client, SujRecoverJob, [13, 60]), null, "the killed job still holds its lock");
+      await eventually(
+        async () => (await ran(executed)) === 1 && (await ran(running)) === 1,
+        60_000,
+        "both re-run to the end",
+      );
+      assert.equal(await handle.redis.get(`runs:${executed}`), "2", "re-ran after recovery with its own jid");
+      assert.equal(await handle.redis.get(`runs:${running}`), "2", "the same jid took its run lock again");
+      await eventually(
+        async () => (await handle.redis.keys("uniquejobs:*:LOCKED")).length === 0,
+        10_000,
+        "every lock released",
+      );
+      assert.deepEqual(await holders(digest), []);
+    });
+  },
+);
