@@ -1,30 +1,23 @@
 /**
- * Each sidekiq-unique-jobs lock type and conflict strategy with a real Redis and, where the run side
- * matters, a real `tsq` worker process: until_executed held until perform ends, until_executing until
- * it starts, until_expired until its TTL, while_executing one run at a time (reschedule, reject, log);
- * on the push side log, raise, reject, replace and reschedule.
+ * Each sidekiq-unique-jobs lock type with a real Redis and a real `tsq` worker process: until_executed
+ * held until perform ends, until_executing until it starts (and again for a retry), until_expired until
+ * its TTL, while_executing one run at a time (reschedule, reject, log); removal with tsqctl and recovery
+ * after a SIGKILL release or keep locks as docs/sidekiq-unique-jobs.md says.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { SujConflictError } from "../../src/uniqueJobs/index.js";
-import { ConfigError } from "../../src/errors.js";
-import { Job } from "../../src/index.js";
+import { eventually } from "../helpers/tsqProcess.js";
+import { SUJ_JOBS } from "./kit.js";
 import { useRedis } from "../helpers/redis.js";
 import { lockKit } from "../helpers/lockKit.js";
-import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
+import { sujKit } from "./kit.js";
 import {
   SujDyingJob,
   SujExecutedJob,
-  SujFailingJob,
   SujExecutingJob,
   SujExpiredJob,
-  SujRaiseJob,
+  SujFailingJob,
   SujRecoverJob,
-  SujRejectJob,
-  SujReplaceJob,
   SujRescheduleJob,
   SujWhileJob,
   SujWhileLogJob,
@@ -33,79 +26,8 @@ import {
 } from "../jobs/sujJobs.js";
 
 const handle = useRedis();
-const JOBS = join(ROOT, "dist/test/jobs/sujJobs.js");
 const { tsqctl, withClient, push, started, ran, reliableCluster } = lockKit(handle);
-
-/** A worker polling `schedule` about every second, so rescheduled jobs come back quickly. */
-function worker(t: { after: (fn: () => Promise<unknown>) => void }): void {
-  const dir = mkdtempSync(join(tmpdir(), "tsq-suj-"));
-  const config = join(dir, "tsq.yml");
-  writeFileSync(config, "poll_interval_average: 1\n");
-  const process = startTsq(["-r", JOBS, "-C", config, "-c", "4", "-q", "default", "-t", "1"], {
-    REDIS_URL: handle.url,
-  });
-  t.after(() => process.stop(5000));
-}
-
-const lockOf = async (jid: string) => {
-  const queued = [
-    ...(await handle.redis.lrange("queue:default", 0, -1)),
-    ...(await handle.redis.zrange("schedule", 0, -1)),
-  ];
-  const job = queued.map((j) => JSON.parse(j) as Record<string, unknown>).find((j) => j.jid === jid);
-  assert.ok(job, `job ${jid} is stored`);
-  return String(job.lock_digest);
-};
-const holders = (digest: string) => handle.redis.hkeys(`${digest}:LOCKED`);
-const startedOf = async (klass: string) =>
-  (await handle.redis.lrange("started", 0, -1))
-    .map((s) => JSON.parse(s) as { jid: string; class: string })
-    .filter((s) => s.class === klass);
-
-test("push-side strategies: log drops, raise throws, reject kills, replace swaps, reschedule defers", async () => {
-  await withClient(async (client) => {
-    const first = (await push(client, SujExecutedJob, [1]))!;
-    assert.ok(first);
-    assert.equal(await push(client, SujExecutedJob, [1]), null, "log (default): dropped, null");
-
-    const raiser = (await push(client, SujRaiseJob, [1]))!;
-    await assert.rejects(push(client, SujRaiseJob, [1]), SujConflictError, "raise: the push rejects");
-    assert.deepEqual(await holders(await lockOf(raiser)), [raiser]);
-
-    await push(client, SujRejectJob, [1]);
-    const rejected = await push(client, SujRejectJob, [1]);
-    assert.equal(rejected, null);
-    const dead = (await handle.redis.zrange("dead", 0, -1)).map((j) => JSON.parse(j) as { class: string });
-    assert.deepEqual(
-      dead.map((j) => j.class),
-      ["SujRejectJob"],
-      "reject: the duplicate is in the dead set",
-    );
-
-    const old = (await push(client, SujReplaceJob, [1]))!;
-    const digest = await lockOf(old);
-    const replacement = (await push(client, SujReplaceJob, [1]))!;
-    assert.ok(replacement && replacement !== old, "replace: the new push is accepted");
-    const queued = (await handle.redis.lrange("queue:default", 0, -1)).map(
-      (j) => (JSON.parse(j) as { jid: string }).jid,
-    );
-    assert.ok(!queued.includes(old), "the old job is gone from the queue");
-    assert.ok(queued.includes(replacement));
-    assert.deepEqual(await holders(digest), [replacement], "and the new one holds the lock");
-
-    const holder = (await push(client, SujRescheduleJob, [1]))!;
-    const later = (await push(client, SujRescheduleJob, [1]))!;
-    assert.ok(later, "reschedule: the push is accepted…");
-    const score = Number(
-      await handle.redis.zscore(
-        "schedule",
-        (await handle.redis.zrange("schedule", 0, -1)).find((j) => j.includes(later))!,
-      ),
-    );
-    assert.ok(Math.abs(score - (Date.now() / 1000 + 5)) < 3, `…for about 5 s later (score ${score})`);
-    assert.deepEqual(await holders(await lockOf(holder)), [holder], "without taking the lock");
-  });
-});
+const { worker, lockOf, holders, startedOf } = sujKit(handle);
 
 test("until_executed: held while queued and running, released after perform", async (t) => {
   await withClient(async (client) => {
@@ -247,39 +169,11 @@ test("until_executing: a failed job keeps its lock while it waits to retry; kill
   });
 });
 
-test("a bad declaration is refused at the first push with a ConfigError naming the class and the fix", async () => {
-  class UnsupportedLockJob extends Job {
-    static override options = { lock: "until_and_while_executing" };
-    perform(): void {}
-  }
-  class NegativeTtlJob extends Job {
-    static override options = { lock: "until_executed", lockTtl: -5 };
-    perform(): void {}
-  }
-  class UnknownStrategyJob extends Job {
-    static override options = { lock: "while_executing", onConflict: { server: "explode" } };
-    perform(): void {}
-  }
-  await withClient(async (client) => {
-    for (const [klass, what] of [
-      [UnsupportedLockJob, /UnsupportedLockJob: lock must be until_executing/],
-      [NegativeTtlJob, /NegativeTtlJob: lockTtl must be seconds/],
-      [UnknownStrategyJob, /UnknownStrategyJob: onConflict must be one of log, raise/],
-    ] as const) {
-      await assert.rejects(
-        push(client, klass, [1]),
-        (error: Error) => error instanceof ConfigError && what.test(error.message),
-      );
-    }
-    assert.equal(await handle.redis.dbsize(), 0, "nothing was written");
-  });
-});
-
 test(
   "jobs recovered after a SIGKILL (reliable fetch) keep their locks, run again and release them",
   { timeout: 120_000 },
   async (t) => {
-    reliableCluster(t, JOBS);
+    reliableCluster(t, SUJ_JOBS);
     await withClient(async (client) => {
       const executed = (await push(client, SujRecoverJob, [13, 60]))!;
       const running = (await push(client, SujWhileRecoverJob, [13, 60]))!;
