@@ -7,6 +7,15 @@ export type { JobOptions } from "./client/options.js";
 export type { DeduplicateOptions } from "./dedup/policy.js";
 export { Unique, type LockedOptions, type UniqueOptions, type UniqueUntil } from "./unique/index.js";
 export {
+  rubyFloat,
+  RubyFloat,
+  lockDigest,
+  SujConflictError,
+  type SujOptions,
+  type SujLockType,
+  type SujStrategy,
+} from "./uniqueJobs/index.js"; // sidekiq-unique-jobs interop (docs/sidekiq-unique-jobs.md)
+export {
   Client,
   type ClientOptions,
   type ClientMiddlewareArgs,

@@ -176,3 +176,34 @@ export function limitParkedKey(className: string): string {
 
 /** Every concurrency-limited class a worker has seen, with the limit it last read: class -> limit. */
 export const LIMITS = "tsq:limits";
+
+/**
+ * sidekiq-unique-jobs' keys for one lock digest, as the gem (v7/v8) names them: the digest is
+ * `<lock_prefix>:<32 hex>` (default prefix `uniquejobs`), `…:RUN` for while_executing's run lock.
+ *
+ *   <digest>           STRING  the jid last queued for the digest
+ *   <digest>:QUEUED    LIST    jids waiting to take the lock; "1" pushed on unlock wakes waiters (5 s)
+ *   <digest>:PRIMED    LIST    jids moved from QUEUED while taking it
+ *   <digest>:LOCKED    HASH    holder jid -> lock time (epoch seconds, a float); HLEN < lock_limit decides
+ *   <digest>:INFO      STRING  optional lock info (JSON)
+ */
+export function sujKeys(digest: string): {
+  digest: string;
+  queued: string;
+  primed: string;
+  locked: string;
+  info: string;
+} {
+  return {
+    digest,
+    queued: `${digest}:QUEUED`,
+    primed: `${digest}:PRIMED`,
+    locked: `${digest}:LOCKED`,
+    info: `${digest}:INFO`,
+  };
+}
+
+/** sidekiq-unique-jobs' index of live digests (digest -> lock time), read by its reaper and web UI. */
+export const SUJ_DIGESTS = "uniquejobs:digests";
+/** sidekiq-unique-jobs' index of until_expired digests (digest -> the gem's expiry score). */
+export const SUJ_EXPIRING_DIGESTS = "uniquejobs:expiring_digests";

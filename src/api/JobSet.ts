@@ -17,7 +17,7 @@ import { defineScripts, type TsqRedis } from "../redis/scripts.js";
 import { sendManyToMorgue, sendToMorgue, type MorgueLimits } from "../server/morgue.js";
 import { formatSeconds } from "../timestamps.js";
 import { SortedEntry, type KillOptions } from "./SortedEntry.js";
-import { LOCK_MARKER, releaseLocksOf } from "../locks/release.js";
+import { LOCK_MARKERS, releaseLocksOf } from "../locks/release.js";
 
 export interface JobSetOptions {
   /** Pushes retried jobs, so its middleware runs (default: a plain Client on the same connection). */
@@ -163,12 +163,14 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    */
   async clear(): Promise<number> {
     const locked: Buffer[] = [];
-    let cursor = "0";
-    do {
-      const [next, flat] = await this.redis.zscanBuffer(this.name, cursor, "MATCH", `*${LOCK_MARKER}*`, "COUNT", 1000);
-      cursor = next.toString();
-      for (let i = 0; i < flat.length; i += 2) locked.push(flat[i]!);
-    } while (cursor !== "0");
+    for (const marker of LOCK_MARKERS) {
+      let cursor = "0";
+      do {
+        const [next, flat] = await this.redis.zscanBuffer(this.name, cursor, "MATCH", `*${marker}*`, "COUNT", 1000);
+        cursor = next.toString();
+        for (let i = 0; i < flat.length; i += 2) locked.push(flat[i]!); // a job in both scans: its second HDEL is a no-op
+      } while (cursor !== "0");
+    }
     const results = (await this.redis.multi().zcard(this.name).unlink(this.name).exec()) ?? [];
     for (const [error] of results) if (error) throw error;
     await releaseLocksOf(this.redis, locked);

@@ -7,7 +7,7 @@ import { PAUSED, QUEUES, queueKey } from "../keys.js";
 import { nowSeconds } from "../timestamps.js";
 import { JobRecord } from "./JobRecord.js";
 import { queueNames } from "./scan.js";
-import { LOCK_MARKER, releaseLocksOf } from "../locks/release.js";
+import { namesLock, releaseLocksOf } from "../locks/release.js";
 
 const PAGE_SIZE = 50;
 /** Jobs read per round trip when a clear looks for locks to release. */
@@ -126,7 +126,7 @@ export class Queue implements AsyncIterable<JobRecord> {
     const locked: Buffer[] = [];
     for (let start = 0; ; start += CLEAR_PAGE) {
       const texts = await this.redis.lrangeBuffer(queueKey(this.name), start, start + CLEAR_PAGE - 1);
-      for (const text of texts) if (text.includes(LOCK_MARKER)) locked.push(text);
+      for (const text of texts) if (namesLock(text)) locked.push(text);
       if (texts.length < CLEAR_PAGE) break;
     }
     const results =

@@ -23,6 +23,7 @@ import { limitPayloadSize } from "../payloadSize/compress.js";
 import { resolveSizeLimits, type SizeLimits } from "../payloadSize/settings.js";
 import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
 import { uniqueOnPush } from "../unique/clientMiddleware.js";
+import { sujOnPush } from "../uniqueJobs/clientMiddleware.js";
 import { attachJobClass } from "./jobClasses.js";
 import { attributeFields, currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
 
@@ -78,7 +79,7 @@ export interface BulkItem {
  * classes only, docs/deduplication.md) and unique jobs (classes with `uniqueFor`, docs/unique-jobs.md).
  * Both cost nothing (no Redis call) for other classes.
  */
-export const LOCK_MIDDLEWARE = [deduplicateOnPush, uniqueOnPush] as const;
+export const LOCK_MIDDLEWARE = [deduplicateOnPush, uniqueOnPush, sujOnPush] as const; // sujOnPush: docs/sidekiq-unique-jobs.md
 
 const JOB_DEFAULTS = { retry: true, queue: "default" } as const;
 /** Sidekiq treats intervals below this as relative seconds, above as epoch seconds. */

@@ -28,9 +28,24 @@ export const HOLD_FIELDS: Readonly<Record<HoldKind, string>> = {
 
 /** Text every payload holding a lock contains: the opening of a lock key as a JSON string. */
 export const LOCK_MARKER = `"${LOCK_PREFIX}`;
+/** Text a payload holding a sidekiq-unique-jobs lock contains (tsq and Ruby both write it so, no spaces). */
+export const SUJ_MARKER = `"lock_digest":"`;
+/** Every marker: a stored job containing none of them holds no lock. */
+export const LOCK_MARKERS = [LOCK_MARKER, SUJ_MARKER] as const;
+
+/** True when a stored job's text may name a lock (cheap: no parsing). */
+export function namesLock(text: string | Buffer): boolean {
+  return LOCK_MARKERS.some((marker) => text.includes(marker));
+}
+
+/**
+ * A sidekiq-unique-jobs digest a payload may name (`<prefix>:<32 hex>`), so a hostile field cannot
+ * make a removal touch another key.
+ */
+const SUJ_DIGEST = /^[\w.-]+:[0-9a-f]{32}$/;
 
 export interface HeldLock {
-  kind: LockKind;
+  kind: LockKind | "suj";
   key: string;
   jid: string;
 }
@@ -40,7 +55,7 @@ type Stored = string | Buffer | JobPayload;
 function parsed(stored: Stored): Record<string, unknown> | undefined {
   if (typeof stored === "object" && !Buffer.isBuffer(stored)) return stored;
   const json = typeof stored === "string" ? stored : stored.toString();
-  if (!json.includes(LOCK_MARKER)) return undefined;
+  if (!namesLock(json)) return undefined;
   try {
     const job: unknown = JSON.parse(json);
     return typeof job === "object" && job !== null ? (job as Record<string, unknown>) : undefined;
@@ -66,8 +81,26 @@ export function locksHeldBy(stored: Stored): HeldLock[] {
     const key = heldKey(job, kind);
     if (key !== undefined) held.push({ kind, key, jid: job.jid });
   }
+  // A sidekiq-unique-jobs push lock (docs/sidekiq-unique-jobs.md): the gem keeps it until its TTL or its
+  // reaper; tsq releases the job's own hold at once. until_expired is a TTL by design and stays;
+  // while_executing holds nothing while the job waits (its `…:RUN` digest does not match).
+  const digest = job.lock_digest;
+  const type = job.lock;
+  if (typeof digest === "string" && SUJ_DIGEST.test(digest) && typeof type === "string" && SUJ_RELEASED.has(type))
+    held.push({ kind: "suj", key: `${digest}:LOCKED`, jid: job.jid });
   return held;
 }
+
+/** The gem's names (and aliases) of the lock types held from push to run. */
+const SUJ_RELEASED = new Set([
+  "until_executing",
+  "while_enqueued",
+  "until_executed",
+  "until_completed",
+  "until_performed",
+  "until_processed",
+  "until_successfully_completed",
+]);
 
 /** Releases the locks held by these stored jobs, in one pipeline. Resolves to how many were released. */
 export async function releaseLocksOf(redis: Redis, stored: Iterable<Stored>): Promise<number> {

@@ -74,6 +74,41 @@ export interface ScriptCommands {
     nowMs: number,
     useFlag: "0" | "1",
   ): Promise<[0 | 1, string]>;
+  /** suj-lock-7.lua: takes a sidekiq-unique-jobs lock (keys of sujKeys + both digest indexes); [1, jid] or [0, a holder]. */
+  sujLock(
+    digest: string,
+    queued: string,
+    primed: string,
+    locked: string,
+    info: string,
+    digests: string,
+    expiringDigests: string,
+    jid: string,
+    pttl: number,
+    type: string,
+    limit: number,
+    nowSeconds: string,
+  ): Promise<[0 | 1, string]>;
+  /** suj-unlock-6.lua: releases a jid's sidekiq-unique-jobs lock as the gem does; 1 released, 0 not its holder. */
+  sujUnlock(
+    digest: string,
+    queued: string,
+    primed: string,
+    locked: string,
+    info: string,
+    digests: string,
+    jid: string,
+    type: string,
+    limit: number,
+  ): Promise<number>;
+  /** suj-delete-job-3.lua: removes the job whose text contains both needles from a queue, schedule, retry. */
+  sujDeleteJob(
+    queue: string,
+    schedule: string,
+    retry: string,
+    digestNeedle: string,
+    jidNeedle: string,
+  ): Promise<string | null>;
   /** lock-refresh-1.lua: extends `holder`'s expiry to now + `ttlMs` if it still holds `lock`; 1 or 0. */
   lockRefresh(lock: string, holder: string, ttlMs: number, nowMs: number): Promise<number>;
   /**

@@ -34,6 +34,7 @@ import { DeduplicationServerMiddleware } from "../dedup/ServerMiddleware.js";
 import { dedupPolicyOf } from "../dedup/policy.js";
 import { ConcurrencyLimiter, ConcurrencyLimitServerMiddleware } from "../limits/index.js";
 import { UniqueServerMiddleware } from "../unique/ServerMiddleware.js";
+import { SujServerMiddleware } from "../uniqueJobs/ServerMiddleware.js";
 import { uniquePolicyOf } from "../unique/policy.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
@@ -102,6 +103,9 @@ export class Launcher {
       config.middleware.prepend(DeduplicationServerMiddleware, redis, client);
     if (classes.some((klass) => uniquePolicyOf(klass) !== undefined))
       config.middleware.prepend(UniqueServerMiddleware, redis);
+    // Always (no Redis call for a job without `lock`): a job a Ruby app pushed with sidekiq-unique-jobs names
+    // its lock in its payload, and must release it here whatever the tsq class declares (docs/sidekiq-unique-jobs.md).
+    config.middleware.prepend(SujServerMiddleware, redis, client);
     // Ahead of deduplication and unique jobs: a parked job has not started, so it keeps its locks. Only when a class
     // declares a limit, for the same reason.
     this.limiter = new ConcurrencyLimiter(
