@@ -51,7 +51,9 @@ function startSentinel(port: number, primaryPort: number, dir: string): ChildPro
 
 export async function startSentinelSetup(): Promise<SentinelSetup> {
   if (spawnSync("redis-sentinel", ["--version"]).error) {
-    throw new Error("redis-sentinel is not installed; install the redis-sentinel package (apt-get install redis-sentinel)");
+    throw new Error(
+      "redis-sentinel is not installed; install the redis-sentinel package (apt-get install redis-sentinel)",
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), "tsq-sentinel-"));
   const children: ChildProcess[] = [];

@@ -98,7 +98,10 @@ test("SENTINEL FAILOVER during a 20,000-job reliable-fetch run: no job lost, no 
   const failoverLines = worker.lines.filter((line) => String(line.msg).startsWith("Sentinel failover"));
   assert.equal(failoverLines.length, 1, `expected one failover log line, got ${failoverLines.length}`);
   assert.doesNotMatch(worker.output(), /NOSCRIPT/, "a script was not loaded on the new primary");
-  const errors = worker.lines.filter((line) => Number(line.level) >= 50).length;
+  const errorLines = worker.lines.filter((line) => Number(line.level) >= 50);
+  const errors = errorLines.length;
+  for (const line of errorLines) console.log(`error line: ${JSON.stringify(line).slice(0, 400)}`);
+  console.log(`failover line at +${Number(failoverLines[0]?.time) - failoverAt} ms`);
   console.log(
     `failover: ${JOBS} jobs, ${doneAtFailover} done when SENTINEL FAILOVER was sent; ` +
       `recovery ${recoveryMs} ms (failover command → first job completed on the new primary); ` +
