@@ -82,7 +82,8 @@ const VERIFY_CODES =
  * For a connection error that is a TLS problem, what happened and what to do; undefined otherwise.
  */
 export function explainTlsError(error: unknown): string | undefined {
-  const code = String((error as { code?: unknown } | null)?.code ?? "");
+  const raw = (error as { code?: unknown } | null)?.code;
+  const code = typeof raw === "string" ? raw : "";
   const message = error instanceof Error ? error.message : String(error);
   if (code === "ERR_TLS_CERT_ALTNAME_INVALID") {
     return (
