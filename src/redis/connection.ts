@@ -76,10 +76,7 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
     reportedTls.add(advice);
     logger().error({ redis: redactUrl(url), code: error.code }, advice);
   });
-  if (parsed.kind === "sentinel") {
-    const sentinels = parsed.sentinels!.map(({ host, port }) => `${host}:${port}`).join(",");
-    watchPrimary(redis, `${sentinels}/${parsed.masterName}`, parsed.masterName!);
-  }
+  if (parsed.kind === "sentinel") watchPrimary(redis, parsed);
   return defineScripts(redis);
 }
 
