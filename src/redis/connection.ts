@@ -32,7 +32,14 @@ export interface ConnectOptions {
 
 /** Returns the URL with any password replaced by `***`, safe for logs and errors. */
 export function redactUrl(url: string): string {
-  return redactRedisUrl(url);
+  try {
+    // A single-host URL is shown normalized (as the URL class writes it); Sentinel lists are not URLs to it.
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return redactRedisUrl(parsed.toString());
+  } catch {
+    return redactRedisUrl(url);
+  }
 }
 
 /** TLS problems already logged by this process (one line each, not one per connection and retry). */

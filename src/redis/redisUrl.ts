@@ -14,8 +14,8 @@ import { registerSecret } from "../secrets.js";
 import { tlsFromEnvironment, tlsOptions, type TlsFiles } from "./tls.js";
 
 export const REDIS_URL_FORMAT =
-  "a redis://, rediss:// or redis+sentinel:// URL (redis://[user:password@]host[:port][/db], " +
-  "redis+sentinel://[:password@]host1:port1,host2:port2/<master-name>[/<db>])";
+  "a redis:// or rediss:// URL (redis://[user:password@]host[:port][/db]) or a redis+sentinel:// URL " +
+  "(redis+sentinel://[:password@]host1:port1,host2:port2/<master-name>[/<db>])";
 
 /** Query parameters whose values are secrets: masked in every output. */
 export const SECRET_PARAMS = ["sentinel_password", "tls_key_passphrase"] as const;
@@ -81,7 +81,10 @@ function userinfo(text: string | undefined): { username?: string; password?: str
 export function parseRedisUrl(url: string): ParsedRedisUrl {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (scheme === "redis+sentinel") return parseSentinel(url);
-  if (scheme !== "redis" && scheme !== "rediss") throw problem(url, `is not ${REDIS_URL_FORMAT}`);
+  if (scheme !== "redis" && scheme !== "rediss") {
+    const got = scheme === undefined ? "no scheme" : `${scheme}://`;
+    throw problem(url, `must start with redis:// or rediss:// (TLS) or redis+sentinel:// (Sentinel), got ${got}`);
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);
