@@ -49,7 +49,8 @@ function moved(watch: Watch, address: string): void {
   watch.primary = address;
   const log = logger();
   if (previous === undefined) {
-    log.info(
+    // debug: every process, tsqctl included, would print it at start (and tsqctl --json writes stdout).
+    log.debug(
       { master: watch.masterName, primary: address },
       `Sentinel: primary of "${watch.masterName}" is ${address}`,
     );
