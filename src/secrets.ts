@@ -52,7 +52,8 @@ export function registerUrlSecrets(url: string | undefined | null): void {
 }
 
 /** URL parameters that carry secrets (Sentinel password, TLS key passphrase); masked like passwords. */
-const SECRET_PARAMETERS = /([?&](?:sentinel_password|tls_key_passphrase)=)([^&#\s'"<>]*)/g;
+// The value ends at the next parameter, a space, a quote, or a ": " that follows the URL in a message.
+const SECRET_PARAMETERS = /([?&](?:sentinel_password|tls_key_passphrase)=)([^&#\s'"<>]*?)(?=[&#\s'"<>]|:\s|:$|$)/g;
 
 function registerParameterSecrets(url: string): void {
   for (const match of url.matchAll(SECRET_PARAMETERS)) registerSecret(match[2]);

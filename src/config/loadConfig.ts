@@ -249,9 +249,7 @@ function groups(value: unknown, at: Where): string[] {
 function redisUrl(value: unknown, at: Where): string {
   if (typeof value === "string" && isRedisUrl(value)) return value;
   const shown = typeof value === "string" ? redactUrl(value) : show(value);
-  throw new ConfigError(
-    `${at.file}: ${at.path} must be ${REDIS_URL_FORMAT}, got ${shown}`,
-  );
+  throw new ConfigError(`${at.file}: ${at.path} must be ${REDIS_URL_FORMAT}, got ${shown}`);
 }
 
 function fetchMode(value: unknown, at: Where): FetchMode {
