@@ -17,6 +17,8 @@ import { Client } from "../../src/index.js";
 import { useRedis } from "../helpers/redis.js";
 import { startSentinelSetup, type SentinelSetup } from "../helpers/sentinel.js";
 import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 
@@ -50,6 +52,12 @@ test("SENTINEL FAILOVER during a 20,000-job reliable-fetch run: no job lost, no 
   await eventually(async () => (await done()) >= 3000, 60_000, `jobs did not start:\n${worker.output().slice(-2000)}`);
 
   const newPrimary = setup.node(setup.replicaPort);
+  // Redis 7 replicates a script's effects, not the script: the replica's script cache starts empty, so
+  // the new primary must be given the scripts again (EVAL on each new connection), never EVALSHA'd blind.
+  const fetchScript = createHash("sha1")
+    .update(readFileSync(join(ROOT, "dist/src/lua/reliable-fetch.lua")))
+    .digest("hex");
+  assert.deepEqual(await newPrimary.script("EXISTS", fetchScript), [0], "the replica already had the script");
   const probe = async () => Number((await newPrimary.get("probe:completed")) ?? 0);
   const failoverAt = Date.now();
   const doneAtFailover = await done();
@@ -99,6 +107,11 @@ test("SENTINEL FAILOVER during a 20,000-job reliable-fetch run: no job lost, no 
   const failoverLines = worker.lines.filter((line) => String(line.msg).startsWith("Sentinel failover"));
   assert.equal(failoverLines.length, 1, `expected one failover log line, got ${failoverLines.length}`);
   assert.doesNotMatch(worker.output(), /NOSCRIPT/, "a script was not loaded on the new primary");
+  assert.deepEqual(
+    await newPrimary.script("EXISTS", fetchScript),
+    [1],
+    "reliable fetch never ran its script on the new primary",
+  );
   const errorLines = worker.lines.filter((line) => Number(line.level) >= 50);
   const errors = errorLines.length;
   for (const line of errorLines) console.log(`error line: ${JSON.stringify(line).slice(0, 400)}`);
