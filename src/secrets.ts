@@ -44,10 +44,19 @@ export function registerSecret(secret: string | undefined | null): void {
 /** Registers the password (and a lone user-info part, which some clients read as one) of a URL. */
 export function registerUrlSecrets(url: string | undefined | null): void {
   if (!url) return;
+  registerParameterSecrets(url);
   const userinfo = /^(?:[a-z][a-z0-9+.-]*:)?\/\/([^@/?#]*)@/i.exec(url.replace(/^[a-z][a-z0-9+.-]*(?=\/\/)/i, ""))?.[1];
   if (userinfo === undefined) return;
   const colon = userinfo.indexOf(":");
   registerSecret(colon === -1 ? userinfo : userinfo.slice(colon + 1));
+}
+
+/** URL parameters that carry secrets (Sentinel password, TLS key passphrase); masked like passwords. */
+// The value ends at the next parameter, a space, a quote, or a ": " that follows the URL in a message.
+const SECRET_PARAMETERS = /([?&](?:sentinel_password|tls_key_passphrase)=)([^&#\s'"<>]*?)(?=[&#\s'"<>]|:\s|:$|$)/g;
+
+function registerParameterSecrets(url: string): void {
+  for (const match of url.matchAll(SECRET_PARAMETERS)) registerSecret(match[2]);
 }
 
 /** Registers URL passwords found in command-line arguments (`--redis-url=URL`, `--redis-url URL`). */
@@ -68,6 +77,7 @@ export function redactText(text: string): string {
       return `${scheme}${colon === -1 ? MASK : `${userinfo.slice(0, colon)}:${MASK}`}@`;
     });
   }
+  if (result.includes("_pass")) result = result.replace(SECRET_PARAMETERS, `$1${MASK}`);
   for (const secret of ordered) {
     if (result.includes(secret)) result = result.split(secret).join(MASK);
   }

@@ -19,6 +19,7 @@ import {
 import type { CapsuleConfig, FetchMode, QueueSpec, WorkerOptions } from "../config/options.js";
 import { ConfigError } from "../errors.js";
 import { redactUrl } from "../redis/connection.js";
+import { REDIS_URL_FORMAT } from "../redis/redisUrl.js";
 import { redactText, registerArgvSecrets, registerUrlSecrets } from "../secrets.js";
 import { VERSION } from "../version.js";
 import { sizeLimitsFromEnv, type SizeLimits } from "../payloadSize/settings.js";
@@ -64,7 +65,6 @@ const DEFAULT_QUEUES: readonly QueueSpec[] = [{ name: "default", weight: 0 }];
 /** Loopback only: metrics are not exposed beyond the host unless asked. */
 const DEFAULT_METRICS_HOST = "127.0.0.1";
 const DEFAULT_ENVIRONMENT = "development";
-const REDIS_URL_FORMAT = "a redis:// or rediss:// URL (redis://[:password@]host[:port][/db])";
 
 export function buildWorkerCommand(): Command {
   const command = new Command("tsq")
@@ -284,7 +284,7 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
   const requirePath = flags.require ?? file.require;
   return {
     ...defaults,
-    redisUrl: flags.redisUrl ?? file.redisUrl ?? fromEnv.redisUrl ?? defaults.redisUrl,
+    redisUrl: flags.redisUrl ?? file.redisUrl ?? file.redis ?? fromEnv.redisUrl ?? defaults.redisUrl,
     timeout: flags.timeout ?? file.timeout ?? fromEnv.timeout ?? defaults.timeout,
     heartbeatInterval: file.heartbeatInterval ?? defaults.heartbeatInterval,
     heartbeatTtl: file.heartbeatTtl ?? defaults.heartbeatTtl,

@@ -9,6 +9,8 @@ import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
 import { ConfigError } from "../errors.js";
 import { redactUrl } from "../redis/connection.js";
+import { parseRedisUrl, REDIS_URL_FORMAT } from "../redis/redisUrl.js";
+import { redisSection } from "./redisSection.js";
 import type { FetchMode, QueueSpec } from "./options.js";
 import type { CronEntry } from "../cron/entry.js";
 import { WorkerRouter, type RoutingRule } from "../attributes/WorkerRouter.js";
@@ -72,6 +74,8 @@ export interface FileSettings {
   tag?: string;
   labels?: string[];
   redisUrl?: string;
+  /** The `redis:` block (url or sentinel, credentials, TLS files) as one Redis URL. */
+  redis?: string;
   fetch?: FetchMode;
   maxRetries?: number;
   deadMaxJobs?: number;
@@ -136,10 +140,11 @@ export function duplicateQueue(queues: readonly QueueSpec[]): string | undefined
   return undefined;
 }
 
+/** True for a well-formed redis://, rediss:// or redis+sentinel:// URL (see src/redis/redisUrl.ts). */
 export function isRedisUrl(text: string): boolean {
   try {
-    const { protocol } = new URL(text);
-    return protocol === "redis:" || protocol === "rediss:";
+    parseRedisUrl(text);
+    return true;
   } catch {
     return false;
   }
@@ -244,9 +249,7 @@ function groups(value: unknown, at: Where): string[] {
 function redisUrl(value: unknown, at: Where): string {
   if (typeof value === "string" && isRedisUrl(value)) return value;
   const shown = typeof value === "string" ? redactUrl(value) : show(value);
-  throw new ConfigError(
-    `${at.file}: ${at.path} must be a redis:// or rediss:// URL (redis://[:password@]host[:port][/db]), got ${shown}`,
-  );
+  throw new ConfigError(`${at.file}: ${at.path} must be ${REDIS_URL_FORMAT}, got ${shown}`);
 }
 
 function fetchMode(value: unknown, at: Where): FetchMode {
@@ -355,6 +358,7 @@ const TOP_LEVEL: Schema<FileSettings> = {
   tag: nonEmptyString,
   labels: stringList,
   redisUrl,
+  redis: redisSection,
   fetch: fetchMode,
   maxRetries: nonNegativeInteger,
   deadMaxJobs: nonNegativeInteger,

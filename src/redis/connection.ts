@@ -1,9 +1,13 @@
 /**
- * Redis connections. URLs may carry a password or use TLS (`rediss://`); they are never logged in
- * clear (see `redactUrl`).
+ * Redis connections. URLs may carry a password, use TLS (`rediss://`) or Sentinel (`redis+sentinel://`,
+ * see redisUrl.ts); they are never logged in clear (see `redactUrl`).
  */
 import { Redis, type RedisOptions } from "ioredis";
+import { logger } from "../logger.js";
 import { registerUrlSecrets } from "../secrets.js";
+import { watchPrimary } from "./primaryWatch.js";
+import { connectionOptions, parseRedisUrl, redactRedisUrl } from "./redisUrl.js";
+import { explainTlsError } from "./tls.js";
 import { defineScripts, type TsqRedis } from "./scripts.js";
 
 export type { TsqRedis } from "./scripts.js";
@@ -29,18 +33,29 @@ export interface ConnectOptions {
 /** Returns the URL with any password replaced by `***`, safe for logs and errors. */
 export function redactUrl(url: string): string {
   try {
+    // A single-host URL is shown normalized (as the URL class writes it); Sentinel lists are not URLs to it.
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
-    return parsed.toString();
+    return redactRedisUrl(parsed.toString());
   } catch {
-    return "<unparseable redis url>";
+    return redactRedisUrl(url);
   }
+}
+
+/** TLS problems already logged by this process (one line each, not one per connection and retry). */
+const reportedTls = new Set<string>();
+
+/** A connection error as the operator should read it: TLS problems explained, else the error's message. */
+export function describeConnectionError(error: unknown): string {
+  return explainTlsError(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
 /** Opens a connection with tsq's Lua commands defined. Connection happens in the background. */
 export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
   registerUrlSecrets(url);
+  const parsed = parseRedisUrl(url);
   const settings: RedisOptions = {
+    ...(connectionOptions(parsed) as RedisOptions),
     connectionName: options.name ?? "tsq",
     // Commands wait for a reconnect instead of failing after a fixed number of attempts, so a Redis
     // restart pauses work rather than losing it; callers that must not wait use their own timeouts.
@@ -54,10 +69,21 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
     // only add bookkeeping.
     enableAutoPipelining: !options.blocking && options.autoPipelining !== false,
     ...(options.offlineQueue === false ? { enableOfflineQueue: false, autoResendUnfulfilledCommands: false } : {}),
+    // Through Sentinel, a node that answers READONLY (or UNBLOCKED, to a blocked fetch) was demoted:
+    // reconnect, which asks the Sentinels for the primary again. The command itself fails (a resend
+    // could split a MULTI); tsq's callers retry, and reliable fetch reconciles what a reply lost.
+    ...(parsed.kind === "sentinel" ? { reconnectOnError: (error: Error) => isFailoverError(error) } : {}),
   };
-  const redis = new Redis(url, settings);
+  const redis = new Redis(settings);
   // Errors surface on the command that failed; this keeps ioredis from printing the URL unredacted.
-  redis.on("error", () => {});
+  // A TLS problem would only show as commands waiting forever, so it is logged, once per process.
+  redis.on("error", (error: Error & { code?: string }) => {
+    const advice = explainTlsError(error);
+    if (advice === undefined || reportedTls.has(advice)) return;
+    reportedTls.add(advice);
+    logger().error({ redis: redactUrl(url), code: error.code }, advice);
+  });
+  if (parsed.kind === "sentinel") watchPrimary(redis, parsed);
   return defineScripts(redis);
 }
 

@@ -6,7 +6,8 @@
 import { createInterface } from "node:readline";
 import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULTS } from "../../config/defaults.js";
-import { connect, redactUrl, type TsqRedis } from "../../redis/connection.js";
+import { connect, describeConnectionError, redactUrl, type TsqRedis } from "../../redis/connection.js";
+import { parseRedisUrl } from "../../redis/redisUrl.js";
 
 /** The terminal `tsqctl top` draws on and reads keys from. */
 export interface Terminal {
@@ -123,14 +124,10 @@ export function positiveInteger(flag: string, allowZero = false): (text: string)
 /** Flag > REDIS_URL > default, checked to be a redis:// or rediss:// URL. */
 export function resolveRedisUrl(flag: string | undefined, io: CliIO): string {
   const url = flag ?? io.env.REDIS_URL ?? DEFAULTS.redisUrl;
-  let protocol: string;
   try {
-    protocol = new URL(url).protocol;
-  } catch {
-    throw new UsageError(`the Redis URL ${redactUrl(url)} is not a URL; expected redis://host:port/db or rediss://...`);
-  }
-  if (protocol !== "redis:" && protocol !== "rediss:") {
-    throw new UsageError(`the Redis URL must start with redis:// or rediss://, got ${protocol}//`);
+    parseRedisUrl(url);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
   }
   return url;
 }
@@ -156,7 +153,7 @@ function ready(redis: TsqRedis, url: string): Promise<void> {
       cleanup();
       reject(new RedisUnavailableError(`cannot reach Redis at ${redactUrl(url)}: ${reason}`));
     };
-    const onError = (error: Error) => fail(error.message);
+    const onError = (error: Error) => fail(describeConnectionError(error));
     const onReady = () => {
       cleanup();
       resolve();
