@@ -24,6 +24,7 @@ import { resolveSizeLimits, type SizeLimits } from "../payloadSize/settings.js";
 import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
 import { uniqueOnPush } from "../unique/clientMiddleware.js";
 import { attachJobClass } from "./jobClasses.js";
+import { batchOnPush, joinBatches } from "../batch/clientMiddleware.js";
 import { attributeFields, currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
 
 /** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
@@ -114,6 +115,7 @@ export class Client {
     this.middleware = options.middleware ?? new Chain<ClientMiddlewareArgs>();
     instrumentClient(this.middleware); // a producer span per push, when an OpenTelemetry SDK is registered
     for (const lock of LOCK_MIDDLEWARE) this.middleware.add(lock);
+    this.middleware.add(batchOnPush); // only inside `batch.jobs` blocks; joins happen in send()
     this.version = options.sidekiqVersion ?? DEFAULTS.sidekiqVersion;
     this.format = this.version === 8 ? "milliseconds" : "seconds";
     this.sizeLimits = resolveSizeLimits(options);
@@ -269,8 +271,19 @@ export class Client {
   }
 
   /** Through reliable push's buffer when it is on. */
-  private send(entries: { job: JobPayload; json: string }[]): Promise<void> {
-    return this.buffer ? this.buffer.push(entries) : this.rawPush(entries);
+  private async send(entries: { job: JobPayload; json: string }[]): Promise<void> {
+    // Batch members join before the write, so none can finish before its batch knows it (src/batch).
+    const joined = joinBatches(
+      this.redis,
+      entries.map((e) => e.job),
+    );
+    const undoJoin = joined && (await joined);
+    try {
+      await (this.buffer ? this.buffer.push(entries) : this.rawPush(entries));
+    } catch (error) {
+      await undoJoin?.();
+      throw error;
+    }
   }
 
   /** Writes prepared jobs in one pipelined round trip; on a failover error reconnects and retries once. */

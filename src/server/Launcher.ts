@@ -35,6 +35,7 @@ import { dedupPolicyOf } from "../dedup/policy.js";
 import { ConcurrencyLimiter, ConcurrencyLimitServerMiddleware } from "../limits/index.js";
 import { UniqueServerMiddleware } from "../unique/ServerMiddleware.js";
 import { uniquePolicyOf } from "../unique/policy.js";
+import { installBatches } from "../batch/install.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
 const ORPHAN_SWEEP_INTERVAL = 60_000;
@@ -115,6 +116,7 @@ export class Launcher {
     );
     if (classes.some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null))
       config.middleware.prepend(ConcurrencyLimitServerMiddleware, this.limiter, this.ctx);
+    installBatches(this.ctx, config, registry); // outermost but tracing: a skipped job still counts as done
     instrumentServer(config.middleware); // a consumer span per job, when an OpenTelemetry SDK is registered
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);
