@@ -14,11 +14,13 @@ export class MemberJob extends Job {
   static retryIn(): number {
     return 1; // seconds (plus Sidekiq's jitter): keep the tests short
   }
-  async perform(i: number, mode: "ok" | "failOnce" | "die" = "ok", sleepMs = 0): Promise<number> {
+  async perform(i: number, mode: "ok" | "failOnce" | "dieUntilHealed" = "ok", sleepMs = 0): Promise<number> {
     const bid = String(this.payload?.bid);
     await redis().sadd(`ran:${bid}`, this.jid);
     if (sleepMs > 0) await new Promise((r) => setTimeout(r, sleepMs));
-    if (mode === "die" || (mode === "failOnce" && this.payload?.retry_count === undefined))
+    if (mode === "dieUntilHealed" && (await redis().get(`healed:${this.jid}`)) === null)
+      throw new Error(`member ${i} dies until healed`);
+    if (mode === "failOnce" && this.payload?.retry_count === undefined)
       throw new Error(`member ${i} fails (${mode})`);
     await redis().sadd(`succeeded:${bid}`, this.jid);
     return i * 10;
@@ -54,7 +56,10 @@ export class FanJob extends Job {
     const child = new Batch({ description: "child of a fan job" });
     child.on("success", CallbackJob, { level: "child" }).on("death", CallbackJob, { level: "child" });
     await child.jobs(async () => {
-      for (let i = 0; i < kids; i++) await MemberJob.performAsync(i, i === 0 ? kidMode : "ok", 300);
+      for (let i = 0; i < kids; i++) {
+        if (i === 0 && kidMode === "die") await FragileJob.performAsync();
+        else await MemberJob.performAsync(i, "ok", 300);
+      }
     });
     await redis().rpush("children", child.bid);
   }
@@ -68,10 +73,7 @@ export class FetchStep extends Job {
 }
 
 export class PartStep extends Job {
-  static override options = { retry: 1 };
-  static retryIn(): number {
-    return 1;
-  }
+  static override options = { retry: 0 }; // a failure is a death: the policy tests stay short
   async perform(factor: number, die = false): Promise<number> {
     if (die) throw new Error(`part ${factor} fails for good`);
     const { FetchStep: n } = (await this.workflow!.results()) as { FetchStep: number };

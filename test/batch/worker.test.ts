@@ -1,0 +1,118 @@
+/**
+ * Batches run by a real tsq worker: a job reopening its batch and opening a child batch, the parent's
+ * `success` waiting for the child's, a death reaching the batch and its parent once, and a dead member
+ * retried by hand from the dead set finishing the batch.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Client } from "../../src/client/Client.js";
+import { Batch } from "../../src/batch/index.js";
+import { DeadSet } from "../../src/api/index.js";
+import { useRedis } from "../helpers/redis.js";
+import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
+import { config } from "../reliable/chaosRun.js";
+
+const handle = useRedis();
+const JOBS_MODULE = join(ROOT, "dist/test/jobs/batchJobs.js");
+
+interface Fired {
+  bid: string;
+  event: string;
+  options: { level?: string };
+  ran: number;
+  succeeded: number;
+}
+
+async function fired(): Promise<Fired[]> {
+  return (await handle.redis.lrange("callbacks", 0, -1)).map((c) => JSON.parse(c) as Fired);
+}
+
+function worker(t: { after(fn: () => unknown): void }) {
+  const proc = startTsq(
+    ["-r", JOBS_MODULE, "-c", "5", "--fetch", "reliable", "-C", config("average_scheduled_poll_interval: 1\n")],
+    { REDIS_URL: handle.url, TSQ_LOG_LEVEL: "error" },
+  );
+  t.after(() => proc.stop(10_000));
+  const client = new Client({ redis: handle.url });
+  t.after(() => client.close());
+  return client;
+}
+
+/** A top-level batch with complete/success/death callbacks tagged `level: parent`. */
+function parentBatch(client: Client): Batch {
+  const batch = new Batch({ client, description: "parent" });
+  for (const event of ["complete", "success", "death"] as const)
+    batch.on(event, "CallbackJob", { level: "parent" });
+  return batch;
+}
+
+test("a job adds to its own batch and opens a child: the parent succeeds once, after the child", async (t) => {
+  const client = worker(t);
+  const parent = parentBatch(client);
+  await parent.jobs(async () => {
+    await client.push({ class: "FanJob", args: [3, 4] });
+    await client.push({ class: "MemberJob", args: [0] });
+  });
+  await eventually(async () => (await fired()).some((f) => f.event === "success" && f.bid === parent.bid), 60_000, "parent success");
+  await new Promise((r) => setTimeout(r, 1500)); // room for a duplicate to show up
+  const childBid = (await handle.redis.lrange("children", 0, -1))[0]!;
+  const events = (await fired()).map((f) => `${f.event}:${f.options.level}`);
+  assert.deepEqual(
+    events.filter((e) => e.startsWith("success")),
+    ["success:child", "success:parent"],
+    "the child's success comes first; each once",
+  );
+  assert.equal(events.filter((e) => e === "complete:parent").length, 1);
+  const status = await Batch.status(parent.bid, client);
+  assert.equal(status?.total, 5, "FanJob, MemberJob and the 3 jobs FanJob added");
+  assert.equal(status?.children, 1);
+  assert.equal((await Batch.status(childBid, client))?.parent, parent.bid);
+  const parentSuccess = (await fired()).find((f) => f.event === "success" && f.bid === parent.bid)!;
+  assert.equal(parentSuccess.ran, 4, "every MemberJob of the parent (1 + 3 added) had run");
+});
+
+test("a child's job dies: death fires once on the child and once on the parent; no success", async (t) => {
+  const client = worker(t);
+  const parent = parentBatch(client);
+  await parent.jobs(async () => {
+    await client.push({ class: "FanJob", args: [0, 3, "die"] });
+  });
+  await eventually(
+    async () => (await fired()).filter((f) => f.event === "death").length === 2,
+    60_000,
+    "two deaths",
+  );
+  const childBid = (await handle.redis.lrange("children", 0, -1))[0]!;
+  await eventually(async () => (await Batch.status(childBid, client))?.unrun === 0, 30_000, "child's jobs ran");
+  await new Promise((r) => setTimeout(r, 1500));
+  const events = (await fired()).map((f) => `${f.event}:${f.options.level}`).sort();
+  assert.deepEqual(events, ["complete:parent", "death:child", "death:parent"]);
+  const child = await Batch.status(childBid, client);
+  assert.equal(child?.deadJids.length, 1);
+  assert.equal(child?.success, false);
+  assert.equal((await Batch.status(parent.bid, client))?.success, false);
+});
+
+test("a dead member retried from the dead set: the batch succeeds, once", async (t) => {
+  const client = worker(t);
+  const batch = parentBatch(client);
+  let jid = "";
+  await batch.jobs(async () => {
+    jid = (await client.push({ class: "MemberJob", args: [1, "dieUntilHealed"], retry: 0 }))!;
+    await client.push({ class: "MemberJob", args: [2] });
+  });
+  await eventually(async () => (await fired()).some((f) => f.event === "death"), 60_000, "death");
+  assert.deepEqual((await Batch.status(batch.bid, client))?.deadJids, [jid]);
+  await handle.redis.set(`healed:${jid}`, "1");
+  const entry = await new DeadSet(handle.redis).findJob(jid);
+  assert.ok(entry, "the member is in the dead set");
+  await entry.retry();
+  await eventually(async () => (await fired()).some((f) => f.event === "success"), 60_000, "success");
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.deepEqual(
+    (await fired()).map((f) => f.event),
+    ["complete", "death", "success"],
+  );
+  assert.deepEqual((await Batch.status(batch.bid, client))?.deadJids, []);
+});
