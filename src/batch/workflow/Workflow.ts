@@ -105,6 +105,7 @@ export async function runStage(client: Client, id: string, index: number): Promi
   await batch.jobs(async () => {
     for (const [i, step] of steps.entries()) {
       await client.push({
+        ...step.options,
         class: step.class,
         args: step.args,
         jid: derived(`${id}:${index}:${i}`, 24),

@@ -19,6 +19,8 @@ export interface StepSpec {
   /** The key of its result (default `<Class>` or `<Class>#<n>` when a stage runs the class twice). */
   name?: string;
   queue?: string;
+  /** Job options for the push, snake_case as on the wire (`{ retry: 3 }`); the class's own apply where it is loaded. */
+  options?: Record<string, JsonValue>;
 }
 export type StepLike = JobClassLike | string | StepSpec;
 export type StageLike = StepLike | StepLike[];
@@ -28,6 +30,7 @@ export interface StoredStep {
   args: JsonValue[];
   name: string;
   queue?: string;
+  options?: Record<string, JsonValue>;
 }
 
 export function parseStages(stages: readonly StageLike[]): StoredStep[][] {
@@ -50,6 +53,7 @@ export function parseStages(stages: readonly StageLike[]): StoredStep[][] {
         args: spec.args ?? [],
         name,
         ...(spec.queue === undefined ? {} : { queue: spec.queue }),
+        ...(spec.options === undefined ? {} : { options: spec.options }),
       };
     });
   });
