@@ -3,7 +3,7 @@
  * admin API can look at a live batch without disturbing it.
  */
 import { BATCHES, batchKey } from "../keys.js";
-import type { TsqRedis } from "../redis/connection.js";
+import type { Redis } from "ioredis";
 
 export interface BatchStatus {
   bid: string;
@@ -36,7 +36,7 @@ export interface BatchStatus {
 }
 
 /** The status of one batch, or undefined if it does not exist (expired, or a Sidekiq Pro bid). */
-export async function batchStatus(redis: TsqRedis, bid: string): Promise<BatchStatus | undefined> {
+export async function batchStatus(redis: Redis, bid: string): Promise<BatchStatus | undefined> {
   const [hash, pending, failures, unrun, dead, failinfo] = (await redis
     .multi()
     .hgetall(batchKey(bid))
@@ -79,7 +79,7 @@ export async function batchStatus(redis: TsqRedis, bid: string): Promise<BatchSt
 }
 
 /** Every live batch, newest expiry first (at most `limit`), each with its status. */
-export async function listBatches(redis: TsqRedis, limit = 100): Promise<BatchStatus[]> {
+export async function listBatches(redis: Redis, limit = 100): Promise<BatchStatus[]> {
   const bids = await redis.zrevrangebyscore(BATCHES, "+inf", String(Date.now() / 1000), "LIMIT", 0, limit);
   const statuses = await Promise.all(bids.map((bid) => batchStatus(redis, bid)));
   return statuses.filter((s): s is BatchStatus => s !== undefined);
