@@ -55,7 +55,7 @@ async function push(client: Client, member: boolean): Promise<{ us: number; bid?
 async function drain(url: string, client: Client, bid: string | undefined): Promise<number> {
   resetServerConfig();
   const registry = new Registry();
-  registry.register(NoopBenchJob as never);
+  registry.register(NoopBenchJob);
   const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, { logger: pino({ level: "silent" }) });
   const expected = JOBS + (bid === undefined ? 0 : 1); // the success callback is a job too
   let done = 0;

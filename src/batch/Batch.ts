@@ -103,7 +103,12 @@ export class Batch {
   }
 
   /** Adds a callback: `klass.perform(status, options)` is pushed once when `event` happens. */
-  on(event: BatchEvent, klass: JobClassLike | string, options: Record<string, JsonValue> = {}, push: CallbackOptions = {}): this {
+  on(
+    event: BatchEvent,
+    klass: JobClassLike | string,
+    options: Record<string, JsonValue> = {},
+    push: CallbackOptions = {},
+  ): this {
     if (!BATCH_EVENTS.includes(event))
       throw new ArgumentError(`unknown batch event "${String(event)}"; use one of ${BATCH_EVENTS.join(", ")}`);
     if (this.opened)

@@ -6,6 +6,12 @@ export { Batch, type BatchOptions, type CallbackOptions } from "./Batch.js";
 export { BatchError } from "./refusal.js";
 export { batchEvents, type BatchEvent } from "./events.js";
 export { type BatchStatus } from "./status.js";
-export { workflow, Workflow, type WorkflowOptions, type WorkflowState, type WorkflowStatus } from "./workflow/Workflow.js";
+export {
+  workflow,
+  Workflow,
+  type WorkflowOptions,
+  type WorkflowState,
+  type WorkflowStatus,
+} from "./workflow/Workflow.js";
 export { type FailurePolicy, type StageLike, type StepSpec } from "./workflow/definition.js";
 export { type WorkflowHandle } from "./workflow/ResultMiddleware.js";

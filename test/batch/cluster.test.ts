@@ -14,7 +14,7 @@ import { Client } from "../../src/client/Client.js";
 import { Batch } from "../../src/batch/index.js";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
-import { childPids, config, sleep } from "../reliable/chaosRun.js";
+import { childPids, sleep } from "../reliable/chaosRun.js";
 import { join } from "node:path";
 
 const handle = useRedis();
@@ -125,7 +125,8 @@ test(
     );
     // Keys a worker fleet writes for itself (new children after kills, stats, recovery counters) aside,
     // the keyspace is what it was before the first batch.
-    const worker = /^(stat:|tsq:recovered:|processes$|process_cleanup$|queues$|super_processes$|retry$|.+:\d+:[0-9a-f]{12}(:work|:workers|-signals)?$)/;
+    const worker =
+      /^(stat:|tsq:recovered:|processes$|process_cleanup$|queues$|super_processes$|retry$|.+:\d+:[0-9a-f]{12}(:work|:workers|-signals)?$)/;
     const extra = (await handle.redis.keys("*")).filter((key) => !baseline.has(key) && !worker.test(key));
     console.log(
       `DBSIZE: ${baseline.size} before the batches, ${sizeBefore} after them, ${await handle.redis.dbsize()} after the linger`,

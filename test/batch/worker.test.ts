@@ -42,8 +42,7 @@ function worker(t: { after(fn: () => unknown): void }) {
 /** A top-level batch with complete/success/death callbacks tagged `level: parent`. */
 function parentBatch(client: Client): Batch {
   const batch = new Batch({ client, description: "parent" });
-  for (const event of ["complete", "success", "death"] as const)
-    batch.on(event, "CallbackJob", { level: "parent" });
+  for (const event of ["complete", "success", "death"] as const) batch.on(event, "CallbackJob", { level: "parent" });
   return batch;
 }
 
@@ -54,7 +53,11 @@ test("a job adds to its own batch and opens a child: the parent succeeds once, a
     await client.push({ class: "FanJob", args: [3, 4] });
     await client.push({ class: "MemberJob", args: [0] });
   });
-  await eventually(async () => (await fired()).some((f) => f.event === "success" && f.bid === parent.bid), 60_000, "parent success");
+  await eventually(
+    async () => (await fired()).some((f) => f.event === "success" && f.bid === parent.bid),
+    60_000,
+    "parent success",
+  );
   await new Promise((r) => setTimeout(r, 1500)); // room for a duplicate to show up
   const childBid = (await handle.redis.lrange("children", 0, -1))[0]!;
   const events = (await fired()).map((f) => `${f.event}:${f.options.level}`);
@@ -78,11 +81,7 @@ test("a child's job dies: death fires once on the child and once on the parent; 
   await parent.jobs(async () => {
     await client.push({ class: "FanJob", args: [0, 3, "die"] });
   });
-  await eventually(
-    async () => (await fired()).filter((f) => f.event === "death").length === 2,
-    60_000,
-    "two deaths",
-  );
+  await eventually(async () => (await fired()).filter((f) => f.event === "death").length === 2, 60_000, "two deaths");
   const childBid = (await handle.redis.lrange("children", 0, -1))[0]!;
   await eventually(async () => (await Batch.status(childBid, client))?.unrun === 0, 30_000, "child's jobs ran");
   await new Promise((r) => setTimeout(r, 1500));

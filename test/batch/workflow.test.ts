@@ -90,7 +90,15 @@ test("bad definitions are refused before anything is pushed", async () => {
       /onChildFailure must be one of fail, ignore, continue/,
     );
     await assert.rejects(
-      workflow([[{ job: "A", name: "x" }, { job: "B", name: "x" }]], { client }),
+      workflow(
+        [
+          [
+            { job: "A", name: "x" },
+            { job: "B", name: "x" },
+          ],
+        ],
+        { client },
+      ),
       /two steps are named "x"/,
     );
     assert.equal(await handle.redis.dbsize(), 0);

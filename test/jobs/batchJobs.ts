@@ -20,8 +20,7 @@ export class MemberJob extends Job {
     if (sleepMs > 0) await new Promise((r) => setTimeout(r, sleepMs));
     if (mode === "dieUntilHealed" && (await redis().get(`healed:${this.jid}`)) === null)
       throw new Error(`member ${i} dies until healed`);
-    if (mode === "failOnce" && this.payload?.retry_count === undefined)
-      throw new Error(`member ${i} fails (${mode})`);
+    if (mode === "failOnce" && this.payload?.retry_count === undefined) throw new Error(`member ${i} fails (${mode})`);
     await redis().sadd(`succeeded:${bid}`, this.jid);
     return i * 10;
   }

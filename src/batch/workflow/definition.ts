@@ -33,15 +33,17 @@ export interface StoredStep {
   options?: Record<string, JsonValue>;
 }
 
-export function parseStages(stages: readonly StageLike[]): StoredStep[][] {
+export function parseStages(given: readonly StageLike[]): StoredStep[][] {
+  // Checked as unknown: a JavaScript caller may pass anything.
+  const stages: unknown = given;
   if (!Array.isArray(stages) || stages.length === 0)
     throw new ArgumentError("workflow: give at least one step, e.g. workflow([Fetch, [Part1, Part2], Merge])");
   const names = new Set<string>();
-  return stages.map((stage, index) => {
-    const steps = Array.isArray(stage) ? stage : [stage];
+  return given.map((stage, index) => {
+    const steps: readonly StepLike[] = isStage(stage) ? stage : [stage];
     if (steps.length === 0) throw new ArgumentError(`workflow: stage ${index} is an empty list; drop it or add steps`);
     return steps.map((step) => {
-      const spec: StepSpec = typeof step === "object" && step !== null && "job" in step ? step : { job: step };
+      const spec: StepSpec = typeof step === "object" && "job" in step ? step : { job: step };
       const className = jobNameOf(spec.job);
       if (!className) throw new ArgumentError(`workflow: stage ${index} has a step with no job class`);
       let name = spec.name ?? className;
@@ -57,4 +59,8 @@ export function parseStages(stages: readonly StageLike[]): StoredStep[][] {
       };
     });
   });
+}
+
+function isStage(stage: StageLike): stage is StepLike[] {
+  return Array.isArray(stage);
 }

@@ -4,7 +4,15 @@
  */
 import type { Command } from "commander";
 import { batchStatus, listBatches, type BatchStatus } from "../../batch/status.js";
-import { addJsonOption, addRedisUrlOption, positiveInteger, printJson, resolveRedisUrl, withRedis, type CliIO } from "./common.js";
+import {
+  addJsonOption,
+  addRedisUrlOption,
+  positiveInteger,
+  printJson,
+  resolveRedisUrl,
+  withRedis,
+  type CliIO,
+} from "./common.js";
 import { NotFoundError } from "./actions.js";
 import { clip, table, utcTime } from "./format.js";
 
@@ -46,7 +54,10 @@ export function registerBatches(program: Command, io: CliIO): void {
     io.out(`${lines.join("\n")}\n`);
   });
 
-  const one = program.command("batch").description("show one batch: counts, times, dead jids, failures").argument("<bid>");
+  const one = program
+    .command("batch")
+    .description("show one batch: counts, times, dead jids, failures")
+    .argument("<bid>");
   addRedisUrlOption(addJsonOption(one)).action(async (bid: string, flags: Flags) => {
     const status = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) => batchStatus(r, bid));
     if (!status) throw new NotFoundError(`no batch ${bid} (it expired after its linger, or never existed)`);
@@ -66,7 +77,9 @@ export function registerBatches(program: Command, io: CliIO): void {
       `death        ${time(status.deathAt)}`,
       `expires      ${time(status.expiresAt)}`,
       `dead jids    ${status.deadJids.join(" ") || "-"}`,
-      ...Object.entries(status.failureInfo).map(([jid, info]) => `failure      ${jid} ${clip(JSON.stringify(info), 100)}`),
+      ...Object.entries(status.failureInfo).map(
+        ([jid, info]) => `failure      ${jid} ${clip(JSON.stringify(info), 100)}`,
+      ),
     ];
     io.out(`${lines.join("\n")}\n`);
   });
