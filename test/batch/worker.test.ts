@@ -115,3 +115,21 @@ test("a dead member retried from the dead set: the batch succeeds, once", async 
   );
   assert.deepEqual((await Batch.status(batch.bid, client))?.deadJids, []);
 });
+
+test("Redis goes away for 3 s in the middle of a batch: complete and success still fire once each", async (t) => {
+  const client = worker(t);
+  const batch = parentBatch(client);
+  const count = 300;
+  await batch.jobs(async () => {
+    await client.pushBulk({ class: "MemberJob", args: Array.from({ length: count }, (_, i) => [i, "ok", 20]) });
+  });
+  await eventually(async () => (await handle.redis.scard(`succeeded:${batch.bid}`)) >= 50, 60_000, "50 members done");
+  await handle.restart(3000);
+  await eventually(async () => (await fired()).some((f) => f.event === "success"), 120_000, "success after the outage");
+  await new Promise((r) => setTimeout(r, 1500));
+  const events = (await fired()).map((f) => f.event);
+  assert.deepEqual(events, ["complete", "success"]);
+  const success = (await fired()).find((f) => f.event === "success")!;
+  assert.equal(success.succeeded, count, "every member had succeeded when success fired");
+  assert.equal((await Batch.status(batch.bid, client))?.pending, 0);
+});
