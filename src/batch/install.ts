@@ -3,6 +3,7 @@
  * workflow step class. Called once by the Launcher; a second Launcher in the same process (tests)
  * replaces the previous one's handler instead of adding another.
  */
+import { ConcurrencyLimitServerMiddleware } from "../limits/ServerMiddleware.js";
 import type { ServerContext } from "../server/context.js";
 import type { Registry } from "../server/Registry.js";
 import type { ServerConfig } from "../server/serverConfig.js";
@@ -13,9 +14,14 @@ import { WorkflowStep } from "./workflow/WorkflowStep.js";
 const INSTALLED = Symbol("tsq.batchDeathHandler");
 
 export function installBatches(ctx: ServerContext, config: ServerConfig, registry: Registry): void {
+  const chain = config.middleware;
+  // Inside the concurrency limiter (a parked job has not run: it must not count as a success) and outside
+  // everything else (a job a later middleware skips counts as done, as Sidekiq treats it).
+  if (chain.has(ConcurrencyLimitServerMiddleware))
+    chain.insertAfter(ConcurrencyLimitServerMiddleware, BatchServerMiddleware, ctx);
+  else chain.prepend(BatchServerMiddleware, ctx);
   // Results are stored inside the batch middleware: before the success that may start the next stage.
-  config.middleware.prepend(WorkflowResultMiddleware, ctx.redis);
-  config.middleware.prepend(BatchServerMiddleware, ctx);
+  chain.insertAfter(BatchServerMiddleware, WorkflowResultMiddleware, ctx.redis);
   const handlers = config.deathHandlers;
   const previous = handlers.findIndex((h) => (h as { [INSTALLED]?: boolean })[INSTALLED] === true);
   const handler = Object.assign(batchDeathHandler(ctx), { [INSTALLED]: true });

@@ -133,3 +133,19 @@ test("Redis goes away for 3 s in the middle of a batch: complete and success sti
   assert.equal(success.succeeded, count, "every member had succeeded when success fired");
   assert.equal((await Batch.status(batch.bid, client))?.pending, 0);
 });
+
+test("members parked by a concurrency limit count only once they have run", async (t) => {
+  const client = worker(t);
+  const batch = parentBatch(client);
+  await batch.jobs(async () => {
+    await client.pushBulk({ class: "LimitedMemberJob", args: [[], [], [], []] });
+  });
+  await eventually(async () => (await fired()).some((f) => f.event === "success"), 60_000, "success");
+  await new Promise((r) => setTimeout(r, 1000));
+  const success = (await fired()).find((f) => f.event === "success")!;
+  assert.equal(success.succeeded, 4, "every member had run when success fired, parked ones included");
+  assert.deepEqual(
+    (await fired()).map((f) => f.event),
+    ["complete", "success"],
+  );
+});

@@ -90,3 +90,14 @@ export class MergeStep extends Job {
     return sum;
   }
 }
+
+/** A member of a class limited to one at a time: the others are parked, then resumed. */
+export class LimitedMemberJob extends Job {
+  static concurrencyLimit = 1;
+  async perform(): Promise<void> {
+    const bid = String(this.payload?.bid);
+    await redis().sadd(`ran:${bid}`, this.jid);
+    await new Promise((r) => setTimeout(r, 200));
+    await redis().sadd(`succeeded:${bid}`, this.jid);
+  }
+}
