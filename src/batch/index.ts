@@ -14,4 +14,4 @@ export {
   type WorkflowStatus,
 } from "./workflow/Workflow.js";
 export { type FailurePolicy, type StageLike, type StepSpec } from "./workflow/definition.js";
-export { type WorkflowHandle } from "./workflow/ResultMiddleware.js";
+export { type WorkflowHandle } from "./workflow/results.js";

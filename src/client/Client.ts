@@ -24,7 +24,7 @@ import { resolveSizeLimits, type SizeLimits } from "../payloadSize/settings.js";
 import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
 import { uniqueOnPush } from "../unique/clientMiddleware.js";
 import { attachJobClass } from "./jobClasses.js";
-import { batchOnPush, joinBatches } from "../batch/clientMiddleware.js";
+import { joinBatches, markBatchMember } from "../batch/membership.js";
 import { attributeFields, currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
 
 /** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
@@ -115,7 +115,6 @@ export class Client {
     this.middleware = options.middleware ?? new Chain<ClientMiddlewareArgs>();
     instrumentClient(this.middleware); // a producer span per push, when an OpenTelemetry SDK is registered
     for (const lock of LOCK_MIDDLEWARE) this.middleware.add(lock);
-    this.middleware.add(batchOnPush); // only inside `batch.jobs` blocks; joins happen in send()
     this.version = options.sidekiqVersion ?? DEFAULTS.sidekiqVersion;
     this.format = this.version === 8 ? "milliseconds" : "seconds";
     this.sizeLimits = resolveSizeLimits(options);
@@ -238,6 +237,7 @@ export class Client {
       throw new ArgumentError("push: jid must be a non-empty string");
     if (job.created_at === undefined) job.created_at = nowStamp(this.format);
     stampExpiry(job, className);
+    markBatchMember(job); // inside a `batch.jobs` block: gets the bid; joins in send()
     addCorrelationId(job);
     return job;
   }

@@ -19,7 +19,7 @@ import { nowSeconds } from "../timestamps.js";
 import type { JobPayload } from "../payload.js";
 import type { ActiveJobContext } from "../activejob/wrapper.js";
 import type { Batch } from "../batch/Batch.js";
-import type { WorkflowHandle } from "../batch/workflow/ResultMiddleware.js";
+import type { WorkflowHandle } from "../batch/workflow/results.js";
 
 /** Options accepted by `set`: job options plus when to run. */
 export interface SetOptions extends JobOptions {

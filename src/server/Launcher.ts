@@ -116,7 +116,7 @@ export class Launcher {
     );
     if (classes.some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null))
       config.middleware.prepend(ConcurrencyLimitServerMiddleware, this.limiter, this.ctx);
-    installBatches(this.ctx, config, registry); // outermost but tracing: a skipped job still counts as done
+    installBatches(this.ctx, config, registry); // death handler and workflow steps (src/batch)
     instrumentServer(config.middleware); // a consumer span per job, when an OpenTelemetry SDK is registered
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);

@@ -1,11 +1,9 @@
 /**
- * The push side of batches, in every Client: inside a `jobs` block a job gets the batch's `bid` and is
- * marked to join it. The join itself (batch-join-1.lua) happens in `Client#send`, after every other
- * middleware had its say, so a push another middleware refuses never becomes a member that would keep
- * the batch waiting.
+ * The push side of batches, in every Client: inside a `jobs` block a job gets the batch's `bid` before
+ * client middleware runs (they see it, as with Sidekiq Pro) and is marked to join. The join itself
+ * (batch-join-1.lua) happens in `Client#send`, after every middleware had its say, so a push a
+ * middleware refuses never becomes a member that would keep the batch waiting.
  */
-import type { ClientMiddlewareArgs } from "../client/Client.js";
-import type { Next } from "../middleware/Chain.js";
 import type { JobPayload } from "../payload.js";
 import { applyBatchEvent } from "./events.js";
 import { pushing } from "./context.js";
@@ -16,19 +14,11 @@ import { refused } from "./refusal.js";
 /** Jobs marked by the middleware, waiting for `joinBatches`. */
 const joining = new WeakMap<JobPayload, string>();
 
-export function batchOnPush(
-  _className: ClientMiddlewareArgs[0],
-  job: ClientMiddlewareArgs[1],
-  _queue: ClientMiddlewareArgs[2],
-  _redis: ClientMiddlewareArgs[3],
-  next: Next,
-): Promise<void> {
+export function markBatchMember(job: JobPayload): void {
   const block = pushing.getStore();
-  if (block !== undefined) {
-    job.bid = block.bid;
-    joining.set(job, block.bid);
-  }
-  return next();
+  if (block === undefined) return;
+  job.bid = block.bid;
+  joining.set(job, block.bid);
 }
 
 /**
