@@ -149,3 +149,15 @@ test("members parked by a concurrency limit count only once they have run", asyn
     ["complete", "success"],
   );
 });
+
+test("a job of a Sidekiq Pro batch runs; Pro's keys are left as they were and no tsq batch key appears", async (t) => {
+  const client = worker(t);
+  const pro = { total: "1", pending: "1", description: "made by Pro" };
+  await handle.redis.hset("b-VWYf44jVYsZARw", pro);
+  await handle.redis.sadd("b-VWYf44jVYsZARw-jids", "abc");
+  await client.push({ class: "MemberJob", args: [1], bid: "VWYf44jVYsZARw" });
+  await eventually(async () => (await handle.redis.scard("succeeded:VWYf44jVYsZARw")) === 1, 30_000, "the job ran");
+  assert.deepEqual(await handle.redis.hgetall("b-VWYf44jVYsZARw"), pro);
+  assert.deepEqual(await handle.redis.smembers("b-VWYf44jVYsZARw-jids"), ["abc"]);
+  assert.deepEqual(await handle.redis.keys("tsq:batch*"), []);
+});
