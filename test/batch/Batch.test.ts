@@ -232,3 +232,27 @@ test("a succeeded batch cannot be reopened; callbacks must be set before the fir
   );
   assert.throws(() => new Batch({ client }).on("finished" as "success", "Done"), /unknown batch event/);
 });
+
+test("a push Redis refuses inside the block leaves the batch again: the batch never waits for it", async () => {
+  client ??= newClient();
+  await handle.redis.set("queue:broken", "not a list"); // LPUSH fails with WRONGTYPE
+  const batch = new Batch({ client });
+  batch.on("success", "Done", {}, { queue: "default" });
+  let good = "";
+  await assert.rejects(
+    batch.jobs(async () => {
+      good = (await client.push({ class: "Member", args: [1], queue: "members" }))!;
+      await client.push({ class: "Member", args: [2], queue: "broken" });
+    }),
+    /was not enqueued/,
+  );
+  const status = await Batch.status(batch.bid, client);
+  assert.equal(status?.total, 1, "only the pushed job is a member");
+  assert.equal(status?.pending, 1);
+  await applyBatchEvent(client.redis, "success", batch.bid, good);
+  assert.deepEqual(
+    (await callbacks()).map((c) => c.event),
+    ["success"],
+    "the block was sealed although it threw",
+  );
+});
