@@ -41,7 +41,10 @@ export class CallbackJob extends Job {
       redis().scard(`ran:${status.bid}`),
       redis().scard(`succeeded:${status.bid}`),
     ]);
-    await redis().rpush("callbacks", JSON.stringify({ ...status, options, ran, succeeded, jid: this.jid }));
+    // enqueued_at is written by the Lua call that fires the callback: two firings would differ in it,
+    // while a re-run of one pushed callback (reliable fetch after a SIGKILL) repeats it.
+    const pushedAt = this.payload?.enqueued_at;
+    await redis().rpush("callbacks", JSON.stringify({ ...status, options, ran, succeeded, jid: this.jid, pushedAt }));
   }
 }
 
