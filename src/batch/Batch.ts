@@ -60,7 +60,9 @@ export class Batch {
   /** Set once the batch exists in Redis; a reopened batch (`this.batch`) exists from the start. */
   private opened: boolean;
   private readonly reopened: boolean;
+  /** Block tokens are `<token>:<n>`, one per `jobs` call (blocks may run at once); "" for none. */
   private readonly token: string;
+  private blocks = 0;
 
   /** `fixed`: a known bid (and block token), for `reopen` and workflow stages. */
   constructor(options: BatchOptions = {}, fixed?: { bid: string; token: string; reopen: boolean }) {
@@ -131,16 +133,18 @@ export class Batch {
 
   /** Runs `fn`; every job it pushes joins this batch. Callbacks can fire only after it returns. */
   async jobs<T>(fn: () => Promise<T> | T): Promise<T> {
+    // Numbered in call order, so a job re-run after a SIGKILL reuses (and seals) the tokens it left.
+    const token = this.token === "" ? "" : `${this.token}:${this.blocks++}`;
     await Promise.all(this.pendingCallbacks);
-    await this.open();
+    await this.open(token);
     try {
       return await pushing.run({ bid: this.bid }, fn);
     } finally {
-      if (this.token !== "") await applyBatchEvent(this.pushClient().redis, "seal", this.bid, this.token);
+      if (token !== "") await applyBatchEvent(this.pushClient().redis, "seal", this.bid, token);
     }
   }
 
-  private async open(): Promise<void> {
+  private async open(token: string): Promise<void> {
     const fields: string[] = ["description", this.description, "linger", String(this.linger)];
     for (const event of BATCH_EVENTS) {
       const mine = this.callbacks.filter((c) => c.event === event).map((c) => [c.queue, c.json]);
@@ -154,7 +158,7 @@ export class Batch {
         String(nowSeconds()),
         String(this.expiresIn),
         this.reopened ? "reopen" : "create",
-        this.token,
+        token,
         this.parentBid,
         ...fields,
       );

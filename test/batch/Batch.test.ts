@@ -256,3 +256,28 @@ test("a push Redis refuses inside the block leaves the batch again: the batch ne
     "the block was sealed although it threw",
   );
 });
+
+test("two blocks of one batch at once: no callback until both have returned", async () => {
+  client ??= newClient();
+  const batch = new Batch({ client });
+  batch.on("success", "Done", {}, { queue: "default" });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const slow = batch.jobs(async () => {
+    const jid = (await client.push({ class: "Member", args: [1], queue: "members" }))!;
+    await applyBatchEvent(client.redis, "success", batch.bid, jid);
+    await held;
+  });
+  await new Promise((r) => setTimeout(r, 50)); // the slow block is open
+  await batch.jobs(async () => {
+    const jid = (await client.push({ class: "Member", args: [2], queue: "members" }))!;
+    await applyBatchEvent(client.redis, "success", batch.bid, jid);
+  });
+  assert.deepEqual(await callbacks(), [], "the other block is still open");
+  release();
+  await slow;
+  assert.deepEqual(
+    (await callbacks()).map((c) => c.event),
+    ["success"],
+  );
+});
