@@ -11,7 +11,7 @@ import { Batch } from "../../src/batch/index.js";
 import { DeadSet } from "../../src/api/index.js";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
-import { config } from "../reliable/chaosRun.js";
+import { childPids, config } from "../reliable/chaosRun.js";
 
 const handle = useRedis();
 const JOBS_MODULE = join(ROOT, "dist/test/jobs/batchJobs.js");
@@ -160,4 +160,42 @@ test("a job of a Sidekiq Pro batch runs; Pro's keys are left as they were and no
   assert.deepEqual(await handle.redis.hgetall("b-VWYf44jVYsZARw"), pro);
   assert.deepEqual(await handle.redis.smembers("b-VWYf44jVYsZARw-jids"), ["abc"]);
   assert.deepEqual(await handle.redis.keys("tsq:batch*"), []);
+});
+
+test("a job SIGKILLed inside its child batch's block: the re-run reseals the same child; parent succeeds once", async (t) => {
+  const cluster = startTsq(
+    ["-r", JOBS_MODULE, "--processes", "1", "-c", "5", "--fetch", "reliable"],
+    { REDIS_URL: handle.url, TSQ_LOG_LEVEL: "error" },
+    "bin/tsq-cluster.js",
+  );
+  t.after(() => cluster.stop(10_000));
+  const client = new Client({ redis: handle.url });
+  t.after(() => client.close());
+  const parent = parentBatch(client);
+  await parent.jobs(async () => {
+    await client.push({ class: "HangInBlockJob", args: [] });
+  });
+  await eventually(async () => (await handle.redis.llen("children")) === 1, 30_000, "inside the child's block");
+  await eventually(
+    async () => (await handle.redis.scard(`succeeded:${(await handle.redis.lindex("children", 0))!}`)) === 2,
+    30_000,
+    "first kids done",
+  );
+  const victim = childPids(cluster.child.pid!)[0]!;
+  process.kill(victim, "SIGKILL");
+  await eventually(
+    async () => (await fired()).some((f) => f.event === "success" && f.bid === parent.bid),
+    90_000,
+    "parent success",
+  );
+  await new Promise((r) => setTimeout(r, 1500));
+  const children = await handle.redis.lrange("children", 0, -1);
+  assert.equal(children.length, 2, "the job ran twice");
+  assert.equal(children[0], children[1], "the re-run reopened the same child batch");
+  const events = (await fired()).map((f) => `${f.event}:${f.options.level}`);
+  assert.deepEqual(
+    events.filter((e) => e.startsWith("success")),
+    ["success:child", "success:parent"],
+  );
+  assert.equal((await Batch.status(children[0]!, client))?.total, 4, "2 kids from each run");
 });

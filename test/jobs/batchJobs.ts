@@ -104,3 +104,19 @@ export class LimitedMemberJob extends Job {
     await redis().sadd(`succeeded:${bid}`, this.jid);
   }
 }
+
+/**
+ * Opens a child batch and, on its first run only, hangs inside the child's block (after pushing) until
+ * the test SIGKILLs the process: reliable fetch runs it again, with the same jid.
+ */
+export class HangInBlockJob extends Job {
+  async perform(): Promise<void> {
+    const child = new Batch({ description: "child opened by a job that gets killed" });
+    child.on("success", CallbackJob, { level: "child" });
+    await child.jobs(async () => {
+      for (let i = 0; i < 2; i++) await MemberJob.performAsync(i);
+      await redis().rpush("children", child.bid);
+      if ((await redis().incr(`runs:${this.jid}`)) === 1) await new Promise(() => undefined); // killed here
+    });
+  }
+}
