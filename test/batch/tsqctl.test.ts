@@ -40,10 +40,29 @@ test("tsqctl batches / batch <bid>, text and --json; an unknown bid exits 1", as
 
   const listed = await tsqctl(["batches", "--json"]);
   assert.equal(listed.exitCode, 0, listed.stderr);
-  const rows = JSON.parse(String(listed.stdout)) as { bid: string; total: number; pending: number; success: boolean }[];
+  const rows = JSON.parse(String(listed.stdout)) as { bid: string; total: number; pending: number; state: string }[];
   assert.deepEqual(rows.map((r) => r.bid).sort(), [done, open].sort());
   const openRow = rows.find((r) => r.bid === open)!;
-  assert.deepEqual([openRow.total, openRow.pending, openRow.success], [3, 3, false]);
+  assert.deepEqual([openRow.total, openRow.pending, openRow.state], [3, 3, "dying"]);
+  assert.deepEqual(Object.keys(openRow), [
+    "bid",
+    "description",
+    "state",
+    "parent",
+    "total",
+    "children",
+    "pending",
+    "unrun",
+    "failures",
+    "dead_jids",
+    "failure_info",
+    "created_at",
+    "complete_at",
+    "success_at",
+    "death_at",
+    "settled_at",
+    "expires_at",
+  ]);
 
   const text = await tsqctl(["batches"]);
   assert.match(String(text.stdout), new RegExp(`${open}\\s+dying\\s+3\\s+3\\s+1\\s+1`));
@@ -51,9 +70,9 @@ test("tsqctl batches / batch <bid>, text and --json; an unknown bid exits 1", as
 
   const one = await tsqctl(["batch", open, "--json"]);
   assert.equal(one.exitCode, 0, one.stderr);
-  const status = JSON.parse(String(one.stdout)) as { deadJids: string[]; failureInfo: Record<string, unknown> };
-  assert.deepEqual(status.deadJids, [dead]);
-  assert.deepEqual(status.failureInfo, { [dead]: { error_class: "Boom" } });
+  const status = JSON.parse(String(one.stdout)) as { dead_jids: string[]; failure_info: Record<string, unknown> };
+  assert.deepEqual(status.dead_jids, [dead]);
+  assert.deepEqual(status.failure_info, { [dead]: { error_class: "Boom" } });
   const shown = await tsqctl(["batch", open]);
   assert.match(String(shown.stdout), /description {2}import <rows>/);
   assert.match(String(shown.stdout), new RegExp(`dead jids +${dead}`));

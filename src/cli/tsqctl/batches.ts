@@ -22,6 +22,29 @@ interface Flags {
   limit?: number;
 }
 
+/** The documented JSON shape (docs/admin.md): snake_case keys, absent values null. */
+function toJson(s: BatchStatus): Record<string, unknown> {
+  return {
+    bid: s.bid,
+    description: s.description,
+    state: state(s),
+    parent: s.parent ?? null,
+    total: s.total,
+    children: s.children,
+    pending: s.pending,
+    unrun: s.unrun,
+    failures: s.failures,
+    dead_jids: s.deadJids,
+    failure_info: s.failureInfo,
+    created_at: s.createdAt ?? null,
+    complete_at: s.completeAt ?? null,
+    success_at: s.successAt ?? null,
+    death_at: s.deathAt ?? null,
+    settled_at: s.settledAt ?? null,
+    expires_at: s.expiresAt ?? null,
+  };
+}
+
 function state(status: BatchStatus): string {
   if (status.success) return "succeeded";
   if (status.deadJids.length > 0) return status.settledAt !== undefined ? "dead" : "dying";
@@ -35,7 +58,7 @@ export function registerBatches(program: Command, io: CliIO): void {
     .option("--limit <n>", "show at most n batches (default 100)", positiveInteger("--limit"));
   addRedisUrlOption(addJsonOption(list)).action(async (flags: Flags) => {
     const rows = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) => listBatches(r, flags.limit ?? 100));
-    if (flags.json) return printJson(io, rows);
+    if (flags.json) return printJson(io, rows.map(toJson));
     if (rows.length === 0) return io.out("no live batches\n");
     const lines = table(
       ["BID", "STATE", "TOTAL", "PENDING", "FAILURES", "DEAD", "CREATED (UTC)", "DESCRIPTION"],
@@ -61,7 +84,7 @@ export function registerBatches(program: Command, io: CliIO): void {
   addRedisUrlOption(addJsonOption(one)).action(async (bid: string, flags: Flags) => {
     const status = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) => batchStatus(r, bid));
     if (!status) throw new NotFoundError(`no batch ${bid} (it expired after its linger, or never existed)`);
-    if (flags.json) return printJson(io, status);
+    if (flags.json) return printJson(io, toJson(status));
     const time = (t: number | undefined) => (t === undefined ? "-" : utcTime(t));
     const lines = [
       `bid          ${status.bid}`,
