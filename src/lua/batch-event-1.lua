@@ -139,9 +139,11 @@ local function apply(op, b, member, info)
       return false
     end
     redis.call("srem", key(b, ":unrun"), member)
-    redis.call("srem", key(b, ":failed"), member)
-    redis.call("srem", key(b, ":dead"), member)
-    redis.call("hdel", key(b, ":failinfo"), member)
+    -- Dead members are failed members too (recordFailure): most successes stop here.
+    if redis.call("srem", key(b, ":failed"), member) == 1 then
+      redis.call("srem", key(b, ":dead"), member)
+      redis.call("hdel", key(b, ":failinfo"), member)
+    end
   elseif op == "failure" or op == "death" or op == "childDead" then
     if redis.call("sismember", pending, member) == 0 then
       return false -- it already succeeded: a stale report
