@@ -40,6 +40,20 @@ export { logger, type Logger } from "./logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";
 export type { ServerMiddlewareArgs, DeathHandler } from "./server/context.js";
 export { VERSION } from "./version.js";
+export {
+  Batch,
+  BatchError,
+  workflow,
+  Workflow,
+  type BatchOptions,
+  type BatchEvent,
+  type BatchStatus,
+  type CallbackOptions,
+  type FailurePolicy,
+  type WorkflowOptions,
+  type WorkflowStatus,
+  type WorkflowHandle,
+} from "./batch/index.js";
 export type { CronDeclaration } from "./cron/index.js";
 export {
   performLater,

@@ -25,6 +25,16 @@
  *   tsq:lock:limit:<Class>    HASH   concurrency-limit slots of a class (the lock core, N holders)
  *   tsq:limit-parked:<Class>  LIST   jobs waiting for a slot, oldest at the head (LPOP), JSON payloads
  *   tsq:limits                HASH   class -> its concurrency limit as last read by a worker (for tsqctl)
+ *   tsq:batch:<bid>           HASH   a batch (src/batch): description, total, times, callbacks, parent
+ *   tsq:batch:<bid>:pending   SET    members (jids, `b:<child bid>`) that have not succeeded yet
+ *   tsq:batch:<bid>:unrun     SET    members that have not run once yet (`complete` fires when empty)
+ *   tsq:batch:<bid>:failed    SET    members whose last run failed
+ *   tsq:batch:<bid>:dead      SET    members that died (retries exhausted, retry: false, discarded)
+ *   tsq:batch:<bid>:failinfo  HASH   jid -> {"error_class","error_message"}, capped
+ *   tsq:batch:<bid>:open      HASH   open `jobs` blocks: token -> "1"; no callback fires while one is open
+ *   tsq:batches               ZSET   bid -> epoch second its keys expire (listing; expires with its last)
+ *   tsq:workflow:<id>         HASH   a workflow (src/batch/workflow): stages, policy, state
+ *   tsq:workflow:<id>:results HASH   step name -> the step's JSON result, capped
  */
 
 export const QUEUES = "queues";
@@ -207,3 +217,23 @@ export function sujKeys(digest: string): {
 export const SUJ_DIGESTS = "uniquejobs:digests";
 /** sidekiq-unique-jobs' index of until_expired digests (digest -> the gem's expiry score). */
 export const SUJ_EXPIRING_DIGESTS = "uniquejobs:expiring_digests";
+
+/**
+ * Batches (src/batch), tsq's own namespace: Sidekiq Pro's `b-<bid>` keys are never written, so a job
+ * carrying a Pro `bid` finds no tsq batch and leaves Pro's bookkeeping to Pro.
+ */
+export const BATCH_PREFIX = "tsq:batch:";
+export const BATCHES = "tsq:batches";
+
+export type BatchKeyPart = "pending" | "unrun" | "failed" | "dead" | "failinfo" | "open";
+
+/** `tsq:batch:<bid>`, or one of its companion keys `tsq:batch:<bid>:<part>` (built the same way in Lua). */
+export function batchKey(bid: string, part?: BatchKeyPart): string {
+  return part === undefined ? `${BATCH_PREFIX}${bid}` : `${BATCH_PREFIX}${bid}:${part}`;
+}
+
+export const WORKFLOW_PREFIX = "tsq:workflow:";
+
+export function workflowKey(id: string, part?: "results"): string {
+  return part === undefined ? `${WORKFLOW_PREFIX}${id}` : `${WORKFLOW_PREFIX}${id}:${part}`;
+}

@@ -18,4 +18,6 @@ export { SortedEntry, type KillOptions } from "./SortedEntry.js";
 export { ScheduledSet, RetrySet, DeadSet } from "./sets.js";
 export { ProcessSet, type ProcessRecord, type ProcessSignal } from "./ProcessSet.js";
 export { WorkSet, type WorkRecord } from "./WorkSet.js";
+export { BatchSet } from "./BatchSet.js";
+export { type BatchStatus } from "../batch/status.js";
 export { connect as connectRedis, type TsqRedis } from "../redis/connection.js";

@@ -23,6 +23,7 @@ import { registerPause } from "./tsqctl/pause.js";
 import { registerTop } from "./tsqctl/top.js";
 import { registerWorkers } from "./tsqctl/workers.js";
 import { registerWeb } from "./tsqctl/web.js";
+import { registerBatches } from "./tsqctl/batches.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -54,6 +55,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerPause(program, io);
   registerWorkers(program, io);
   registerLimits(program, io);
+  registerBatches(program, io);
   registerWeb(program, io);
   // Global options may come before the command too (`tsqctl --redis-url URL stats`), as kubectl, git -C
   // and redis-cli users type them; the command's own copy, after it, wins.

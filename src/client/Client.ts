@@ -25,6 +25,7 @@ import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
 import { uniqueOnPush } from "../unique/clientMiddleware.js";
 import { sujOnPush } from "../uniqueJobs/clientMiddleware.js";
 import { attachJobClass } from "./jobClasses.js";
+import { joinBatches, markBatchMember } from "../batch/membership.js";
 import { attributeFields, currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
 
 /** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
@@ -255,6 +256,7 @@ export class Client {
       throw new ArgumentError("push: jid must be a non-empty string");
     if (job.created_at === undefined) job.created_at = nowStamp(this.format);
     stampExpiry(job, className);
+    markBatchMember(job); // inside a `batch.jobs` block: gets the bid; joins in send()
     addCorrelationId(job);
     return job;
   }
@@ -288,8 +290,19 @@ export class Client {
   }
 
   /** Through reliable push's buffer when it is on. */
-  private send(entries: { job: JobPayload; json: string }[]): Promise<void> {
-    return this.buffer ? this.buffer.push(entries) : this.rawPush(entries);
+  private async send(entries: { job: JobPayload; json: string }[]): Promise<void> {
+    // Batch members join before the write, so none can finish before its batch knows it (src/batch).
+    const joined = joinBatches(
+      this.redis,
+      entries.map((e) => e.job),
+    );
+    const undoJoin = joined && (await joined);
+    try {
+      await (this.buffer ? this.buffer.push(entries) : this.rawPush(entries));
+    } catch (error) {
+      await undoJoin?.();
+      throw error;
+    }
   }
 
   /** Writes prepared jobs in one pipelined round trip; on a failover error reconnects and retries once. */

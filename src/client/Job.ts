@@ -18,6 +18,8 @@ import { jobNameOf, wireOptions, type JobClassLike, type JobOptions } from "./op
 import { nowSeconds } from "../timestamps.js";
 import type { JobPayload } from "../payload.js";
 import type { ActiveJobContext } from "../activejob/wrapper.js";
+import type { Batch } from "../batch/Batch.js";
+import type { WorkflowHandle } from "../batch/workflow/results.js";
 
 /** Options accepted by `set`: job options plus when to run. */
 export interface SetOptions extends JobOptions {
@@ -120,6 +122,10 @@ export abstract class Job {
   signal: AbortSignal = NEVER_ABORTED;
   /** Set when the job came from a Rails `perform_later`: ActiveJob's job_id, executions, locale, … */
   declare activeJob?: ActiveJobContext;
+  /** The job's batch when it has a tsq `bid`: `this.batch.jobs(...)` adds jobs to it (src/batch). */
+  declare batch?: Batch;
+  /** Set for a workflow step: `this.workflow.results()` reads the results of the steps before it. */
+  declare workflow?: WorkflowHandle;
 
   // `any`: subclasses narrow the parameters to their own; `unknown[]` would make every override an error.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

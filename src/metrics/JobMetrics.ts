@@ -12,6 +12,7 @@ import type { JobOutcome, ServerContext } from "../server/context.js";
 import { displayClass, type JobPayload } from "../payload.js";
 import { toEpochSeconds } from "../timestamps.js";
 import { familiesOf, type MetricFamily } from "./exposition.js";
+import { batchEvents } from "../batch/events.js";
 import { CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from "./series.js";
 import { dedupEvents } from "../dedup/events.js";
 import { uniqueEvents } from "../unique/events.js";
@@ -96,6 +97,11 @@ export class JobMetrics {
     "tsq_jobs_unique_rejected_total",
     "Pushes of unique jobs refused because another job held the lock (docs/unique-jobs.md).",
   );
+  /** Counted in the process whose event fired the callback: each callback once across the fleet. */
+  private readonly batchCallbacks = new CounterFamily(
+    "tsq_batch_callbacks_total",
+    "Batch callbacks fired (pushed), by event: complete, success, death, settled (docs/batches.md).",
+  );
   /** queue → class → series. */
   private readonly byQueue = new Map<string, Map<string, ClassSeries>>();
   /** Every queue × class that has started a job here: each keeps a running-jobs series, 0 when idle. */
@@ -114,6 +120,7 @@ export class JobMetrics {
     (action === "parked" ? this.parked : this.limitRefused).get({ queue, class: displayClass(job) }).inc();
   private readonly onUniqueRejected = (job: JobPayload, queue: string) =>
     this.uniqueRejected.get({ queue, class: displayClass(job) }).inc();
+  private readonly onBatchFired = (_bid: string, event: string) => this.batchCallbacks.get({ event }).inc();
 
   constructor(
     private readonly ctx: MetricsContext,
@@ -137,6 +144,7 @@ export class JobMetrics {
     ctx.events.on("expired", this.onExpired);
     dedupEvents.on("deduplicated", this.onDeduplicated);
     uniqueEvents.on("rejected", this.onUniqueRejected);
+    batchEvents.on("fired", this.onBatchFired);
   }
 
   /** The current values, as plain JSON (for IPC or for rendering). */
@@ -155,6 +163,7 @@ export class JobMetrics {
       this.parked,
       this.limitRefused,
       this.uniqueRejected,
+      this.batchCallbacks,
     ].map((f) => f.family());
     return [...jobs, ...(await familiesOf(this.registry))];
   }
@@ -169,6 +178,7 @@ export class JobMetrics {
     this.ctx.events.off("expired", this.onExpired);
     dedupEvents.off("deduplicated", this.onDeduplicated);
     uniqueEvents.off("rejected", this.onUniqueRejected);
+    batchEvents.off("fired", this.onBatchFired);
   }
 
   private seriesOf(job: JobPayload, queue: string): ClassSeries {

@@ -131,6 +131,12 @@ export interface ScriptCommands {
     maxParked: number,
     resumed: "0" | "1",
   ): Promise<[number, number, number]>;
+  /** batch-open-1.lua: creates or reopens a batch for a `jobs` block; 1 created, 2 reopened (src/batch). */
+  batchOpen(index: string, ...args: string[]): Promise<number>;
+  /** batch-join-1.lua: makes `jids` members of the batch at `batchHash`; its new total. */
+  batchJoin(batchHash: string, ...jids: string[]): Promise<number>;
+  /** batch-event-1.lua: applies a member's event, fires due callbacks; [bid, event, ...] fired. */
+  batchEvent(index: string, ...args: string[]): Promise<string[]>;
 }
 
 export type TsqRedis = Redis & ScriptCommands;

@@ -36,6 +36,7 @@ import { ConcurrencyLimiter, ConcurrencyLimitServerMiddleware } from "../limits/
 import { UniqueServerMiddleware } from "../unique/ServerMiddleware.js";
 import { SujServerMiddleware } from "../uniqueJobs/ServerMiddleware.js";
 import { uniquePolicyOf } from "../unique/policy.js";
+import { installBatches } from "../batch/install.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
 const ORPHAN_SWEEP_INTERVAL = 60_000;
@@ -119,6 +120,7 @@ export class Launcher {
     );
     if (classes.some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null))
       config.middleware.prepend(ConcurrencyLimitServerMiddleware, this.limiter, this.ctx);
+    installBatches(this.ctx, config, registry); // death handler and workflow steps (src/batch)
     instrumentServer(config.middleware); // a consumer span per job, when an OpenTelemetry SDK is registered
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);

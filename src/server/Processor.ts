@@ -20,6 +20,7 @@ import { sendToMorgue } from "./morgue.js";
 import type { UnitOfWork } from "./unitOfWork.js";
 import type { RunnableClass } from "./Registry.js";
 import { interceptJob } from "../killSwitch/intercept.js";
+import { inBatch, runInBatch } from "../batch/runHook.js";
 import { dropIfExpired } from "../expiry/expire.js";
 import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../payloadSize/expand.js";
 
@@ -94,9 +95,12 @@ export class Processor {
       Object.assign(instance, { jid: job.jid, payload: job, signal: slot.controller.signal });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
-      await this.middleware.invoke([instance, job, unit.queue], async () => {
-        await instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args));
-      });
+      const invoke = () =>
+        this.middleware.invoke([instance, job, unit.queue], async () => {
+          await instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args));
+        });
+      // A batch member reports its end to its batch (src/batch); other jobs skip the hook.
+      await (inBatch(job) ? runInBatch(this.ctx, instance, job, invoke) : invoke());
       if (slot.abandoned) return;
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };
     } catch (thrown) {

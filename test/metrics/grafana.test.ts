@@ -23,6 +23,7 @@ const CONTRACT = new Set([
   "tsq_concurrency_limit_running_jobs",
   "tsq_concurrency_limit",
   "tsq_jobs_unique_rejected_total",
+  "tsq_batch_callbacks_total",
   "tsq_running_jobs",
   "tsq_push_buffered_jobs",
   "tsq_queue_size",
