@@ -25,6 +25,7 @@
  *   tsq:lock:limit:<Class>    HASH   concurrency-limit slots of a class (the lock core, N holders)
  *   tsq:limit-parked:<Class>  LIST   jobs waiting for a slot, oldest at the head (LPOP), JSON payloads
  *   tsq:limits                HASH   class -> its concurrency limit as last read by a worker (for tsqctl)
+ *   it-<jid>                  HASH   an iterable job's state (Sidekiq 7.3+): ex, c (cursor JSON), rt, cancelled
  */
 
 export const QUEUES = "queues";
@@ -176,3 +177,8 @@ export function limitParkedKey(className: string): string {
 
 /** Every concurrency-limited class a worker has seen, with the limit it last read: class -> limit. */
 export const LIMITS = "tsq:limits";
+
+/** An iterable job's saved state, Sidekiq 7.3's `it-<jid>` (src/iterable). */
+export function iterationKey(jid: string): string {
+  return `it-${jid}`;
+}

@@ -23,6 +23,7 @@ import { registerPause } from "./tsqctl/pause.js";
 import { registerTop } from "./tsqctl/top.js";
 import { registerWorkers } from "./tsqctl/workers.js";
 import { registerWeb } from "./tsqctl/web.js";
+import { registerCancel } from "./tsqctl/cancel.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -55,6 +56,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerWorkers(program, io);
   registerLimits(program, io);
   registerWeb(program, io);
+  registerCancel(program, io);
   // Global options may come before the command too (`tsqctl --redis-url URL stats`), as kubectl, git -C
   // and redis-cli users type them; the command's own copy, after it, wins.
   addRedisUrlOption(addJsonOption(program));

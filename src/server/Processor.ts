@@ -7,7 +7,7 @@
  * A job abandoned by a hard shutdown has already been requeued, so nothing is recorded for it.
  */
 import { performance } from "node:perf_hooks";
-import { UnknownJobError } from "../errors.js";
+import { JobInterrupted, UnknownJobError } from "../errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../payload.js";
 import { jobLogContext } from "../tracing/correlation.js";
 import { withJobContext } from "../logger.js";
@@ -29,6 +29,8 @@ export interface Slot {
   controller: AbortController;
   /** Set by a hard shutdown after the job was requeued. */
   abandoned: boolean;
+  /** Fires when the process starts to stop (quiet or TERM): long jobs may save their place and end early. */
+  stopping?: AbortSignal;
 }
 
 export class Processor {
@@ -92,6 +94,7 @@ export class Processor {
       if (!klass) throw this.unknownClass(className);
       const instance = new klass();
       Object.assign(instance, { jid: job.jid, payload: job, signal: slot.controller.signal });
+      if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
       await this.middleware.invoke([instance, job, unit.queue], async () => {
@@ -101,6 +104,15 @@ export class Processor {
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };
     } catch (thrown) {
       if (slot.abandoned) return;
+      if (thrown instanceof JobInterrupted) {
+        // An iterable job saved its cursor and asks to run again later: back to the end of its queue with
+        // the same jid (Sidekiq's InterruptHandler re-pushes it and raises Skip). Not a failure.
+        await unit.requeue({ atBack: true });
+        logger.info({ elapsed_ms: round(performance.now() - started) }, "interrupted; requeued to resume");
+        this.ctx.state.countProcessed(false);
+        events.emit("end", job, unit.queue, { status: "done", durationSeconds: (performance.now() - started) / 1000 });
+        return;
+      }
       if (packed) repackArgs(job, packed);
       const error = toError(thrown);
       const disposition = await this.settleFailure(job, error, klass, unit);
