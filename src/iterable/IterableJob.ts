@@ -35,12 +35,14 @@ import { cancelledAt, clearState, flushState, loadState } from "./state.js";
 
 type Built<Item, Cursor extends JsonValue> = Enumerator<Item, Cursor> | null | undefined;
 
-// `any[]` default: as Job's perform, so subclasses may narrow their arguments.
+// `any[]`: as Job's perform, so a subclass may narrow its arguments.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+type AnyArgs = any[];
+
 export abstract class IterableJob<
   Item = unknown,
   Cursor extends JsonValue = JsonValue,
-  Args extends any[] = any[],
+  Args extends AnyArgs = AnyArgs,
 > extends Job {
   /**
    * Seconds one run may iterate before it saves its place and requeues itself (Sidekiq's
