@@ -30,8 +30,11 @@ import { ArgumentError, IterationStateError, JobInterrupted } from "../errors.js
 import { logger } from "../logger.js";
 import type { JsonValue } from "../payload.js";
 import type { TsqRedis } from "../redis/connection.js";
-import { isEnumerator, type Enumerator } from "./enumerators.js";
-import { cancelledAt, clearState, flushState, loadState } from "./state.js";
+import { isEnumerator, type Enumerator, type Step } from "./enumerators.js";
+import { clearState, flushState, loadState } from "./state.js";
+
+/** Milliseconds a walk may run without giving the event loop a turn (signals, heartbeats, I/O). */
+const YIELD_EVERY_MS = 10;
 
 type Built<Item, Cursor extends JsonValue> = Enumerator<Item, Cursor> | null | undefined;
 
@@ -63,6 +66,9 @@ export abstract class IterableJob<
   /** The job's arguments, frozen. */
   arguments: Readonly<Args> = Object.freeze([]) as unknown as Readonly<Args>;
   private startedMs = 0;
+  private cancelledBeforeStart = false;
+  /** it-<jid> exists (read at start or written since), so completion deletes it. */
+  private stateWritten = false;
 
   /**
    * A saved state that cannot be read will not read better on a retry: such a job goes straight to the
@@ -105,6 +111,10 @@ export abstract class IterableJob<
     if (!this.jid) throw new ArgumentError("an iterable job needs a jid: run it through a worker or set `jid` first");
     this.arguments = Object.freeze([...args]) as unknown as Readonly<Args>;
     const saved = await loadState(this.redis(), this.jid);
+    // Read with the rest of the state rather than in a second call as Sidekiq does: a one-item job costs
+    // one round trip before its work, and a cancel landing in between is seen at the first save anyway.
+    this.cancelledBeforeStart = saved?.cancelled !== undefined;
+    this.stateWritten = saved !== undefined;
     if (saved) {
       this.executions = saved.executions;
       this.cursor = saved.cursor as Cursor | null;
@@ -128,40 +138,63 @@ export abstract class IterableJob<
     await this.onStop();
     if (completed) {
       await this.onComplete();
-      await clearState(this.redis(), this.jid);
+      // Nothing to delete when no state was ever read or written (a short job): one round trip saved.
+      if (this.stateWritten) await clearState(this.redis(), this.jid);
       return;
     }
     await this.flush();
     throw new JobInterrupted(`interrupted at cursor ${JSON.stringify(this.cursor)?.slice(0, 100)}; requeued to resume`);
   }
 
-  /** True: finished or cancelled. False: interrupted, to resume later. */
+  /**
+   * True: finished or cancelled. False: interrupted, to resume later. Drives the iterator by hand so a
+   * sync enumerator and a sync eachIteration cost no promise per item; the loop still gives the event
+   * loop a turn every YIELD_EVERY_MS, so a walk that never waits for I/O lets heartbeats run and sees
+   * the stop signal.
+   */
   private async iterate(enumerator: Enumerator<Item, Cursor>, args: Args): Promise<boolean> {
+    const klass = this.constructor as typeof IterableJob;
+    const flushEveryMs = klass.stateFlushInterval * 1000;
+    const deadline = this.startedMs + (klass.maxIterationRuntime ?? Infinity) * 1000;
+    const sync = Symbol.iterator in enumerator ? enumerator[Symbol.iterator]() : undefined;
+    const async = sync ? undefined : (enumerator as AsyncIterable<Step<Item, Cursor>>)[Symbol.asyncIterator]();
+    let finished = false;
     try {
-      if (await cancelledAt(this.redis(), this.jid)) return await this.cancel();
-      const klass = this.constructor as typeof IterableJob;
-      const flushEveryMs = klass.stateFlushInterval * 1000;
-      const limitMs = klass.maxIterationRuntime === undefined ? Infinity : klass.maxIterationRuntime * 1000;
-      let flushedAt = performance.now();
-      for await (const [item, cursor] of enumerator) {
+      if (this.cancelledBeforeStart) return await this.cancel();
+      let flushDue = performance.now() + flushEveryMs;
+      let yieldDue = performance.now() + YIELD_EVERY_MS;
+      for (;;) {
+        const next = sync ? sync.next() : await async!.next();
+        if (next.done) {
+          finished = true;
+          return true;
+        }
+        const [item, cursor] = next.value;
         this.cursor = cursor;
-        const now = performance.now();
-        const interrupted = this.stopping.aborted || this.signal.aborted || now - this.startedMs > limitMs;
-        if (interrupted || now - flushedAt >= flushEveryMs) {
+        let now = performance.now();
+        if (now >= yieldDue) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          now = yieldDue = performance.now();
+          yieldDue += YIELD_EVERY_MS;
+        }
+        const interrupted = this.stopping.aborted || this.signal.aborted || now > deadline;
+        if (interrupted || now >= flushDue) {
           const cancelled = await this.flush();
-          flushedAt = performance.now();
+          flushDue = performance.now() + flushEveryMs;
           if (cancelled !== undefined) return await this.cancel();
         }
         if (interrupted) return false;
         try {
-          await this.eachIteration(item, ...args);
+          const result = this.eachIteration(item, ...args);
+          if (isPromiseLike(result)) await result;
         } catch (error) {
           await this.flush(); // the retry resumes at this item
           throw error;
         }
       }
-      return true;
     } finally {
+      // An enumerator left early is closed, so a generator's own `finally` (a DB cursor, a file) runs.
+      if (!finished) await (sync ? sync.return?.() : async?.return?.());
       this.runtime += (performance.now() - this.startedMs) / 1000;
       this.startedMs = performance.now();
     }
@@ -176,6 +209,7 @@ export abstract class IterableJob<
 
   /** Saves ex, c and rt (this run's time so far included); resolves to the cancel time if cancelled. */
   private flush(): Promise<string | undefined> {
+    this.stateWritten = true;
     return flushState(this.redis(), this.jid, {
       executions: this.executions,
       cursor: this.cursor,
@@ -187,4 +221,8 @@ export abstract class IterableJob<
   private redis(): TsqRedis {
     return defaultClient().redis;
   }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === "function";
 }

@@ -66,11 +66,6 @@ export async function flushState(
   return typeof cancelled === "string" ? cancelled : undefined;
 }
 
-/** The cancel time, or undefined: checked once before the first item, as Sidekiq does. */
-export async function cancelledAt(redis: TsqRedis, jid: string): Promise<string | undefined> {
-  return (await redis.hget(iterationKey(jid), "cancelled")) ?? undefined;
-}
-
 /** The job finished (or was cancelled): its state goes. */
 export async function clearState(redis: TsqRedis, jid: string): Promise<void> {
   await redis.unlink(iterationKey(jid));
