@@ -58,7 +58,7 @@ export class PlainBenchJob {
 
 async function drain(url: string, client: Client, klass: { name: string }, argsList: unknown[][]): Promise<number> {
   await client.redis.flushdb();
-  await client.pushBulk({ class: klass as never, args: argsList });
+  await client.pushBulk({ class: klass, args: argsList });
   const registry = new Registry();
   registry.register(klass as never);
   const launcher = new Launcher(inProcessWorkerOptions(url, CONCURRENCY), registry, {
