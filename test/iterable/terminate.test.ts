@@ -122,7 +122,7 @@ test(
   async (t) => {
     const client = new Client({ redis: handle.url });
     t.after(() => client.close());
-    const total = 400_000;
+    const total = 50_000;
     const cluster = startTsq(
       ["-r", JOBS, "--processes", "1", "-c", "2", "-t", "5", "--fetch", "reliable"],
       { REDIS_URL: handle.url, TSQ_LOG_LEVEL: "warn" },
@@ -130,8 +130,10 @@ test(
     );
     t.after(() => cluster.stop(10_000));
     // The kill comes after the first state save (5 s into the run), mid-walk.
-    const jid = await client.push({ class: "CountingIterableJob", args: ["k", total] });
+    const jid = await client.push({ class: "CountingIterableJob", args: ["k", total, 0, 1] });
     await eventually(async () => (await handle.redis.hexists(`it-${jid}`, "c")) === 1, 60_000, "a state save", 20);
+    const firstSave = Number(await handle.redis.hget(`it-${jid}`, "c"));
+    await eventually(async () => (await seen("k")) >= firstSave + 2000, 30_000, "items past the save", 20);
     const [child] = childPids(cluster.child.pid!);
     assert.ok(child !== undefined, "the worker child");
     process.kill(child, "SIGKILL");

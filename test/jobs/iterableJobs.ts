@@ -7,30 +7,49 @@
  *   <key>:hooks    the hooks called, in order ("start:<ex>", "resume:<ex>", "stop", "cancel", "complete")
  *   <key>:jids     the jid of every run
  *
- * SETBIT is sent without waiting for each answer (ioredis pipelines them on one connection), and every
- * DRAIN_EVERY items the job waits for the latest, so a million items cost seconds, not minutes; every
- * hook waits for all of them, so what a stopped run processed is in Redis before its cursor is.
+ * Items are recorded in batches (arguments: key, total, pauseMs = 0, batch = 1 with a pause, else 1000):
+ * one BITFIELD SET u1 per item in one command, whose answers (the old bits) count the repeats. Every hook
+ * writes the batch first, so a stopped run's record is complete before the job is requeued. Only with
+ * batch 1 is every item recorded before the next one starts, as a SIGKILL test needs.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultClient } from "../../src/client/defaultClient.js";
 import { IterableJob } from "../../src/iterable/IterableJob.js";
 import { rangeEnumerator } from "../../src/iterable/enumerators.js";
 
-/** Items between waits for Redis's answers. */
-const DRAIN_EVERY = 2000;
+/** Items recorded per BITFIELD command. */
+const BATCH = 1000;
 
-export class CountingIterableJob extends IterableJob<number, number, [key: string, total: number, pauseMs?: number]> {
-  private pending: Promise<unknown> = Promise.resolve();
+export class CountingIterableJob extends IterableJob<
+  number,
+  number,
+  [key: string, total: number, pauseMs?: number, batch?: number]
+> {
+  private batch: number[] = [];
 
-  buildEnumerator([, total]: [string, number, number?], cursor: number | null): Iterable<readonly [number, number]> {
+  buildEnumerator(
+    [, total]: [string, number, number?, number?],
+    cursor: number | null,
+  ): Iterable<readonly [number, number]> {
     return rangeEnumerator(0, total, cursor);
   }
 
-  async eachIteration(item: number, key: string, _total: number, pauseMs = 0): Promise<void> {
-    const { redis } = defaultClient();
-    this.pending = redis.setbit(`${key}:seen`, item, 1).then((old) => (old === 1 ? redis.incr(`${key}:repeats`) : 0));
+  async eachIteration(item: number, _key: string, _total: number, pauseMs = 0, batch?: number): Promise<void> {
+    this.batch.push(item);
     if (pauseMs > 0) await sleep(pauseMs);
-    else if (item % DRAIN_EVERY === 0) await this.pending;
+    if (this.batch.length >= (batch ?? (pauseMs > 0 ? 1 : BATCH))) await this.record();
+  }
+
+  /** Sets the batch's bits; those already set were repeats. */
+  private async record(): Promise<void> {
+    if (this.batch.length === 0) return;
+    const key = String(this.arguments[0]);
+    const ops = this.batch.flatMap((item) => ["SET", "u1", String(item), "1"]);
+    this.batch = [];
+    const { redis } = defaultClient();
+    const old = (await redis.call("BITFIELD", `${key}:seen`, ...ops)) as number[];
+    const repeated = old.filter((bit) => bit === 1).length;
+    if (repeated > 0) await redis.incrby(`${key}:repeats`, repeated);
   }
 
   override async onStart(): Promise<void> {
@@ -49,11 +68,10 @@ export class CountingIterableJob extends IterableJob<number, number, [key: strin
     await this.hook("complete");
   }
 
-  /** Waits for every SETBIT (and INCR) sent so far, then records the hook. */
+  /** Records the batch, then the hook. */
   private async hook(name: string): Promise<void> {
+    await this.record();
     const { redis } = defaultClient();
-    await this.pending;
-    await redis.ping(); // answers come in order: every INCR sent before it has been applied
     const key = String(this.arguments[0]);
     if (name.startsWith("start") || name.startsWith("resume")) await redis.rpush(`${key}:jids`, this.jid);
     await redis.rpush(`${key}:hooks`, name);
@@ -72,9 +90,9 @@ export class QuickFlushIterableJob extends CountingIterableJob {
 
 /** Fails at item `failAt` on its first run only, to show an error saves the cursor and the retry resumes. */
 export class FailOnceIterableJob extends CountingIterableJob {
-  override async eachIteration(item: number, key: string, total: number, pauseMs = 0): Promise<void> {
+  override async eachIteration(item: number, key: string, total: number, pauseMs = 0, batch = 1): Promise<void> {
     if (item === 5 && this.executions === 1) throw new Error("item 5 failed on the first run");
-    await super.eachIteration(item, key, total, pauseMs);
+    await super.eachIteration(item, key, total, pauseMs, batch);
   }
 }
 
