@@ -104,15 +104,7 @@ export class Processor {
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };
     } catch (thrown) {
       if (slot.abandoned) return;
-      if (thrown instanceof JobInterrupted) {
-        // An iterable job saved its cursor and asks to run again later: back to the end of its queue with
-        // the same jid (Sidekiq's InterruptHandler re-pushes it and raises Skip). Not a failure.
-        await unit.requeue({ atBack: true });
-        logger.info({ elapsed_ms: round(performance.now() - started) }, "interrupted; requeued to resume");
-        this.ctx.state.countProcessed(false);
-        events.emit("end", job, unit.queue, { status: "done", durationSeconds: (performance.now() - started) / 1000 });
-        return;
-      }
+      if (thrown instanceof JobInterrupted && (await this.requeueInterrupted(job, unit, started))) return;
       if (packed) repackArgs(job, packed);
       const error = toError(thrown);
       const disposition = await this.settleFailure(job, error, klass, unit);
@@ -134,6 +126,25 @@ export class Processor {
     if (outcome.status === "done")
       logger.info({ elapsed_ms: round(outcome.durationSeconds * 1000), status: "done" }, "done");
     events.emit("end", job, unit.queue, outcome);
+  }
+
+  /**
+   * An iterable job saved its cursor and asks to run again later: back to the end of its queue with the
+   * same jid (Sidekiq's InterruptHandler re-pushes it and raises Skip). Processed, not a failure. False
+   * when Redis refused the requeue: the job then fails like any other (a retry keeps its jid and cursor).
+   */
+  private async requeueInterrupted(job: JobPayload, unit: UnitOfWork, started: number): Promise<boolean> {
+    try {
+      await unit.requeue({ atBack: true });
+    } catch (error) {
+      this.ctx.logger.warn({ err: error }, "could not requeue the interrupted job; it goes to retries instead");
+      return false;
+    }
+    const durationSeconds = (performance.now() - started) / 1000;
+    this.ctx.logger.info({ elapsed_ms: round(durationSeconds * 1000) }, "interrupted; requeued to resume");
+    this.ctx.state.countProcessed(false);
+    this.ctx.events.emit("end", job, unit.queue, { status: "done", durationSeconds });
+    return true;
   }
 
   /**

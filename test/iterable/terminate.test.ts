@@ -114,6 +114,16 @@ test("tsqctl cancel stops a running iterable job at its next state save", { time
   assert.ok((await seen("cx")) < 500_000);
   assert.equal(await handle.redis.exists(`it-${jid}`), 0);
   assert.equal(await handle.redis.llen("queue:default"), 0, "not requeued");
+
+  const bad = spawnSync(
+    process.execPath,
+    [join(ROOT, "bin/tsqctl.js"), "cancel", "no such jid", "--redis-url", handle.url],
+    {
+      encoding: "utf8",
+    },
+  );
+  assert.equal(bad.status, 2, "a malformed jid is a usage error");
+  assert.match(bad.stderr, /expected a job id/);
 });
 
 test(
