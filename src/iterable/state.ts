@@ -16,6 +16,7 @@
 import { IterationStateError } from "../errors.js";
 import { iterationKey } from "../keys.js";
 import type { JsonValue } from "../payload.js";
+import type { Redis } from "ioredis";
 import type { TsqRedis } from "../redis/connection.js";
 
 /** Seconds the state lives (Sidekiq's STATE_TTL: it must outlast the job's retries). */
@@ -86,6 +87,38 @@ export async function cancelIterable(redis: TsqRedis, jid: string): Promise<numb
     .exec();
   for (const [error] of results ?? []) if (error) throw error;
   return Number(results?.[1]?.[1]);
+}
+
+/** What a dashboard shows of a job's state: the raw fields, never an error (Sidekiq's IterableJobQuery). */
+export interface IterationProgress {
+  executions: number;
+  /** Seconds. */
+  runtime: number;
+  /** The stored cursor text (JSON), as is. */
+  cursor: string;
+  cancelled?: number;
+}
+
+/** The state of each of `jids` that has one, in one pipeline (one round trip for a whole page). */
+export async function readProgress(redis: Redis, jids: readonly string[]): Promise<Map<string, IterationProgress>> {
+  const unique = [...new Set(jids)];
+  const found = new Map<string, IterationProgress>();
+  if (unique.length === 0) return found;
+  const pipeline = redis.pipeline();
+  for (const jid of unique) pipeline.hgetall(iterationKey(jid));
+  const results = (await pipeline.exec()) ?? [];
+  unique.forEach((jid, i) => {
+    const raw = results[i]?.[1] as Record<string, string> | undefined;
+    if (!raw || Object.keys(raw).length === 0) return;
+    const progress: IterationProgress = {
+      executions: Number.parseInt(raw.ex ?? "0", 10) || 0,
+      runtime: Number.parseFloat(raw.rt ?? "0") || 0,
+      cursor: raw.c ?? "null",
+    };
+    if (raw.cancelled !== undefined) progress.cancelled = Number(raw.cancelled) || 0;
+    found.set(jid, progress);
+  });
+  return found;
 }
 
 function parseCursor(key: string, text: string): JsonValue {
