@@ -19,3 +19,4 @@ export { ScheduledSet, RetrySet, DeadSet } from "./sets.js";
 export { ProcessSet, type ProcessRecord, type ProcessSignal } from "./ProcessSet.js";
 export { WorkSet, type WorkRecord } from "./WorkSet.js";
 export { connect as connectRedis, type TsqRedis } from "../redis/connection.js";
+export { cancelIterable, iterationProgress, type IterationProgress } from "../iterable/state.js";

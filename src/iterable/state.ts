@@ -77,7 +77,7 @@ export async function clearState(redis: TsqRedis, jid: string): Promise<void> {
  * then the 30-day expiry if the key had none. The job notices at its next state flush (within 5 s) and
  * stops. Resolves to the cancel time in epoch seconds (the first cancel's, when called twice).
  */
-export async function cancelIterable(redis: TsqRedis, jid: string): Promise<number> {
+export async function cancelIterable(redis: Redis, jid: string): Promise<number> {
   const key = iterationKey(jid);
   const results = await redis
     .pipeline()
@@ -100,7 +100,10 @@ export interface IterationProgress {
 }
 
 /** The state of each of `jids` that has one, in one pipeline (one round trip for a whole page). */
-export async function readProgress(redis: Redis, jids: readonly string[]): Promise<Map<string, IterationProgress>> {
+export async function iterationProgress(
+  redis: Redis,
+  jids: readonly string[],
+): Promise<Map<string, IterationProgress>> {
   const unique = [...new Set(jids)];
   const found = new Map<string, IterationProgress>();
   if (unique.length === 0) return found;

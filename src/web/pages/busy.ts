@@ -6,7 +6,7 @@ import { ProcessSet, WorkSet, type ProcessRecord } from "../../api/index.js";
 import { HttpError, page, redirect, type RequestContext, type RouteResult } from "../context.js";
 import { html, truncate } from "../html.js";
 import { button, form, when } from "../layout.js";
-import { readProgress, type IterationProgress } from "../../iterable/state.js";
+import { iterationProgress, type IterationProgress } from "../../iterable/state.js";
 
 /** Characters of a job's arguments shown in a list; the job page shows them whole. */
 export const ARGS_PREVIEW = 100;
@@ -52,7 +52,7 @@ export async function busy(ctx: RequestContext): Promise<RouteResult> {
   const busyCount = processes.reduce((n, p) => n + p.busy, 0);
   const rss = processes.reduce((n, p) => n + p.rssKb, 0);
   const live = new Set(processes.map((p) => p.identity));
-  const progress = await readProgress(
+  const progress = await iterationProgress(
     ctx.redis,
     work.flatMap((w) => (w.job.jid ? [w.job.jid] : [])),
   );
