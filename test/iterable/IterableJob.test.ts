@@ -17,6 +17,7 @@ import {
   ObjectCursorJob,
   QuickFlushIterableJob,
   ShortRunIterableJob,
+  SyncWalkJob,
 } from "../jobs/iterableJobs.js";
 
 const handle = useRedis();
@@ -27,6 +28,7 @@ const CLASSES = [
   FailOnceIterableJob,
   NotEnumerableJob,
   ObjectCursorJob,
+  SyncWalkJob,
 ];
 
 function worker(concurrency = 2) {
@@ -99,6 +101,23 @@ test("a graceful stop saves the cursor; the next worker resumes there", async ()
   assert.deepEqual(await hooks("g"), ["start:1", "stop", "resume:2", "stop", "complete"]);
   assert.equal(await seen("g"), 3000);
   assert.equal(await handle.redis.get("g:repeats"), null, "a graceful stop repeats nothing");
+});
+
+test("a walk that never waits for I/O still sees a stop at once and saves its place", async () => {
+  const launcher = worker();
+  await launcher.start();
+  const total = 1e12; // hours of no-op items: only a stop ends it
+  const jid = await launcher.ctx.client.push({ class: "SyncWalkJob", args: ["s", total] });
+  await eventually(async () => (await hooks("s")).includes("start:1"), 20_000, "walking");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const began = Date.now();
+  await launcher.stop();
+  // The stop's timeout is 5 s: a walk that kept the event loop would be abandoned after it instead.
+  assert.ok(Date.now() - began < 4000, `stopped in ${Date.now() - began} ms`);
+  assert.deepEqual(await hooks("s"), ["start:1", "stop"], "the job ended itself (onStop), not abandoned");
+  const cursor = Number(await handle.redis.hget(`it-${jid}`, "c"));
+  assert.ok(cursor > 0 && cursor < total, `cursor ${cursor} saved`);
+  assert.equal(await handle.redis.llen("queue:default"), 1, "requeued");
 });
 
 test("cancel: a running job stops at its next save and runs onCancel; a cancelled job stops when it starts", async (t) => {

@@ -116,3 +116,17 @@ export class ObjectCursorJob extends IterableJob<string, { id: number }, [key: s
     await defaultClient().redis.rpush(`${key}:items`, item);
   }
 }
+
+/** A walk that never waits: sync enumerator, sync no-op eachIteration. */
+export class SyncWalkJob extends IterableJob<number, number, [key: string, total: number]> {
+  buildEnumerator([, total]: [string, number], cursor: number | null): Iterable<readonly [number, number]> {
+    return rangeEnumerator(0, total, cursor);
+  }
+  eachIteration(): void {}
+  override async onStart(): Promise<void> {
+    await defaultClient().redis.rpush(`${String(this.arguments[0])}:hooks`, "start:1");
+  }
+  override async onStop(): Promise<void> {
+    await defaultClient().redis.rpush(`${String(this.arguments[0])}:hooks`, "stop");
+  }
+}
