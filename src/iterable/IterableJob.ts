@@ -193,8 +193,15 @@ export abstract class IterableJob<
         }
       }
     } finally {
-      // An enumerator left early is closed, so a generator's own `finally` (a DB cursor, a file) runs.
-      if (!finished) await (sync ? sync.return?.() : async?.return?.());
+      // An enumerator left early is closed, so a generator's own `finally` (a DB cursor, a file) runs. Its
+      // failure to close is logged: it must not hide why the walk ended.
+      if (!finished) {
+        try {
+          await (sync ? sync.return?.() : async?.return?.());
+        } catch (error) {
+          logger().warn({ err: error }, "the enumerator failed to close");
+        }
+      }
       this.runtime += (performance.now() - this.startedMs) / 1000;
       this.startedMs = performance.now();
     }
