@@ -1,6 +1,6 @@
 // What an iterable job costs, against a private redis-server, run by an in-process worker.
 //
-//   npm run build && node dist/scripts/bench/iterable.js [--items 2000000] [--jobs 5000] [--repeat 3]
+//   npm run bench:iterable [-- --items 2000000] [-- --jobs 5000] [-- --repeat 3]
 //
 // (1) Iterations per second of one job walking a counter with a no-op eachIteration: the loop's own
 //     overhead (cursor bookkeeping, a clock read per item, a state save every 5 s), beside the same
