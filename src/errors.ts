@@ -61,3 +61,21 @@ export class ConcurrencyLimitFullError extends TsqError {
 export class PushBufferFullError extends TsqError {
   override name = "PushBufferFullError";
 }
+
+/**
+ * Thrown by an iterable job that saved its cursor and must run again later (the process is stopping, or
+ * `maxIterationRuntime` passed). The worker puts the job back at the end of its queue with the same jid;
+ * it is not a failure. Sidekiq's `Job::Interrupted`.
+ */
+export class JobInterrupted extends TsqError {
+  override name = "JobInterrupted";
+}
+
+/**
+ * An iterable job's saved state (`it-<jid>`) cannot be read: a cursor that is not JSON, a non-numeric
+ * count. Retrying cannot help, so the job goes straight to the dead set; fix or delete the field, then
+ * retry it from there.
+ */
+export class IterationStateError extends TsqError {
+  override name = "IterationStateError";
+}

@@ -34,7 +34,18 @@ export {
   InvalidPayloadError,
   EnqueueError,
   ConcurrencyLimitFullError,
+  JobInterrupted,
+  IterationStateError,
 } from "./errors.js";
+export {
+  IterableJob,
+  rangeEnumerator,
+  arrayEnumerator,
+  cancelIterable,
+  type Enumerator,
+  type Step,
+  type IterationState,
+} from "./iterable/index.js";
 export { redactUrl } from "./redis/connection.js";
 export { logger, type Logger } from "./logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";

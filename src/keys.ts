@@ -35,6 +35,7 @@
  *   tsq:batches               ZSET   bid -> epoch second its keys expire (listing; expires with its last)
  *   tsq:workflow:<id>         HASH   a workflow (src/batch/workflow): stages, policy, state
  *   tsq:workflow:<id>:results HASH   step name -> the step's JSON result, capped
+ *   it-<jid>                  HASH   an iterable job's state (Sidekiq 7.3+): ex, c (cursor JSON), rt, cancelled
  */
 
 export const QUEUES = "queues";
@@ -236,4 +237,9 @@ export const WORKFLOW_PREFIX = "tsq:workflow:";
 
 export function workflowKey(id: string, part?: "results"): string {
   return part === undefined ? `${WORKFLOW_PREFIX}${id}` : `${WORKFLOW_PREFIX}${id}:${part}`;
+}
+
+/** An iterable job's saved state, Sidekiq 7.3's `it-<jid>` (src/iterable). */
+export function iterationKey(jid: string): string {
+  return `it-${jid}`;
 }

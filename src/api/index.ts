@@ -21,3 +21,4 @@ export { WorkSet, type WorkRecord } from "./WorkSet.js";
 export { BatchSet } from "./BatchSet.js";
 export { type BatchStatus } from "../batch/status.js";
 export { connect as connectRedis, type TsqRedis } from "../redis/connection.js";
+export { cancelIterable, iterationProgress, type IterationProgress } from "../iterable/state.js";

@@ -24,6 +24,7 @@ import { registerTop } from "./tsqctl/top.js";
 import { registerWorkers } from "./tsqctl/workers.js";
 import { registerWeb } from "./tsqctl/web.js";
 import { registerBatches } from "./tsqctl/batches.js";
+import { registerCancel } from "./tsqctl/cancel.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -57,6 +58,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerLimits(program, io);
   registerBatches(program, io);
   registerWeb(program, io);
+  registerCancel(program, io);
   // Global options may come before the command too (`tsqctl --redis-url URL stats`), as kubectl, git -C
   // and redis-cli users type them; the command's own copy, after it, wins.
   addRedisUrlOption(addJsonOption(program));

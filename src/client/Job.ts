@@ -120,6 +120,11 @@ export abstract class Job {
   payload?: JobPayload;
   /** Fires when a hard shutdown abandons this job (it has been requeued and will run again). */
   signal: AbortSignal = NEVER_ABORTED;
+  /**
+   * Fires when the worker starts to stop (TSTP or TERM): the job may save its place and end early. The
+   * job runs on until then regardless; iterable jobs (src/iterable) use it to re-push themselves.
+   */
+  stopping: AbortSignal = NEVER_ABORTED;
   /** Set when the job came from a Rails `perform_later`: ActiveJob's job_id, executions, locale, … */
   declare activeJob?: ActiveJobContext;
   /** The job's batch when it has a tsq `bid`: `this.batch.jobs(...)` adds jobs to it (src/batch). */

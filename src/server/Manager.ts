@@ -94,7 +94,12 @@ export class Manager {
     this.paused = made.paused;
     this.processor = new Processor(ctx, ctx.serverMiddleware.copy());
     this.lanes = Array.from({ length: capsule.concurrency }, () => ({
-      slot: { tid: newTid(), controller: new AbortController(), abandoned: false },
+      slot: {
+        tid: newTid(),
+        controller: new AbortController(),
+        abandoned: false,
+        stopping: this.quietController.signal,
+      },
       running: undefined,
     }));
     this.free = [...this.lanes];

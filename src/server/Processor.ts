@@ -7,7 +7,7 @@
  * A job abandoned by a hard shutdown has already been requeued, so nothing is recorded for it.
  */
 import { performance } from "node:perf_hooks";
-import { UnknownJobError } from "../errors.js";
+import { JobInterrupted, UnknownJobError } from "../errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../payload.js";
 import { jobLogContext } from "../tracing/correlation.js";
 import { withJobContext } from "../logger.js";
@@ -30,6 +30,8 @@ export interface Slot {
   controller: AbortController;
   /** Set by a hard shutdown after the job was requeued. */
   abandoned: boolean;
+  /** Fires when the process starts to stop (quiet or TERM): long jobs may save their place and end early. */
+  stopping?: AbortSignal;
 }
 
 export class Processor {
@@ -93,6 +95,7 @@ export class Processor {
       if (!klass) throw this.unknownClass(className);
       const instance = new klass();
       Object.assign(instance, { jid: job.jid, payload: job, signal: slot.controller.signal });
+      if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
       const invoke = () =>
@@ -105,6 +108,7 @@ export class Processor {
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };
     } catch (thrown) {
       if (slot.abandoned) return;
+      if (thrown instanceof JobInterrupted && (await this.requeueInterrupted(job, unit, started))) return;
       if (packed) repackArgs(job, packed);
       const error = toError(thrown);
       const disposition = await this.settleFailure(job, error, klass, unit);
@@ -126,6 +130,25 @@ export class Processor {
     if (outcome.status === "done")
       logger.info({ elapsed_ms: round(outcome.durationSeconds * 1000), status: "done" }, "done");
     events.emit("end", job, unit.queue, outcome);
+  }
+
+  /**
+   * An iterable job saved its cursor and asks to run again later: back to the end of its queue with the
+   * same jid (Sidekiq's InterruptHandler re-pushes it and raises Skip). Processed, not a failure. False
+   * when Redis refused the requeue: the job then fails like any other (a retry keeps its jid and cursor).
+   */
+  private async requeueInterrupted(job: JobPayload, unit: UnitOfWork, started: number): Promise<boolean> {
+    try {
+      await unit.requeue({ atBack: true });
+    } catch (error) {
+      this.ctx.logger.warn({ err: error }, "could not requeue the interrupted job; it goes to retries instead");
+      return false;
+    }
+    const durationSeconds = (performance.now() - started) / 1000;
+    this.ctx.logger.info({ elapsed_ms: round(durationSeconds * 1000) }, "interrupted; requeued to resume");
+    this.ctx.state.countProcessed(false);
+    this.ctx.events.emit("end", job, unit.queue, { status: "done", durationSeconds });
+    return true;
   }
 
   /**

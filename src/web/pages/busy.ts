@@ -6,6 +6,7 @@ import { ProcessSet, WorkSet, type ProcessRecord } from "../../api/index.js";
 import { HttpError, page, redirect, type RequestContext, type RouteResult } from "../context.js";
 import { html, truncate } from "../html.js";
 import { button, form, when } from "../layout.js";
+import { iterationProgress, type IterationProgress } from "../../iterable/state.js";
 
 /** Characters of a job's arguments shown in a list; the job page shows them whole. */
 export const ARGS_PREVIEW = 100;
@@ -51,6 +52,10 @@ export async function busy(ctx: RequestContext): Promise<RouteResult> {
   const busyCount = processes.reduce((n, p) => n + p.busy, 0);
   const rss = processes.reduce((n, p) => n + p.rssKb, 0);
   const live = new Set(processes.map((p) => p.identity));
+  const progress = await iterationProgress(
+    ctx.redis,
+    work.flatMap((w) => (w.job.jid ? [w.job.jid] : [])),
+  );
   const body = html` <section class="summary small">
       <div class="card"><span class="value">${processes.length}</span><span class="label">Processes</span></div>
       <div class="card"><span class="value">${threads}</span><span class="label">Threads</span></div>
@@ -103,13 +108,24 @@ export async function busy(ctx: RequestContext): Promise<RouteResult> {
               <td><code>${w.job.jid ?? ""}</code></td>
               <td>${w.queue}</td>
               <td>${w.job.displayClass ?? ""}</td>
-              <td><code>${truncate(JSON.stringify(w.job.args), ARGS_PREVIEW)}</code></td>
+              <td>
+                <code>${truncate(JSON.stringify(w.job.args), ARGS_PREVIEW)}</code
+                >${iteration(w.job.jid ? progress.get(w.job.jid) : undefined)}
+              </td>
               <td>${when(w.runAt)}</td>
             </tr>`,
         )}
       </tbody>
     </table>`;
   return page("Busy", body);
+}
+
+/** An iterable job's progress from it-<jid>, as Sidekiq's Busy page shows it. */
+function iteration(state: IterationProgress | undefined): ReturnType<typeof html> | string {
+  if (!state) return "";
+  const cancelled = state.cancelled === undefined ? "" : "; cancelled";
+  const text = `cursor=${truncate(state.cursor, ARGS_PREVIEW)}; exec=${state.executions}; rt=${state.runtime.toFixed(3)}s`;
+  return html`<div><small>${text}${cancelled}</small></div>`;
 }
 
 /** `POST /busy`: `quiet` or `stop` one process (`identity`) or every non-embedded one. */
