@@ -25,6 +25,16 @@
  *   tsq:lock:limit:<Class>    HASH   concurrency-limit slots of a class (the lock core, N holders)
  *   tsq:limit-parked:<Class>  LIST   jobs waiting for a slot, oldest at the head (LPOP), JSON payloads
  *   tsq:limits                HASH   class -> its concurrency limit as last read by a worker (for tsqctl)
+ *   tsq:lock:rate:c:<name>    HASH   a concurrent rate limiter's leases (the lock core, N holders)
+ *   tsq:lock:rate:k:<C>:<key> HASH   a keyed class limit's running (or admitted) jids -> expiry, epoch ms
+ *   tsq:rl:b:<name>           HASH   a bucket limiter's interval number and count (PEXPIREAT its end)
+ *   tsq:rl:w:<name>           ZSET   a window limiter's admissions, scored by epoch ms (also keyed rates)
+ *   tsq:rl:l:<name>           HASH   a leaky limiter's level and when it was last drained
+ *   tsq:rl:p:<name>           HASH   a points limiter's, the same way
+ *   tsq:rl-parked:<C>:<key>   LIST   jobs of a keyed class limit waiting for their key, oldest at the head
+ *   tsq:rl-ready              ZSET   [class, key] JSON of keys with parked jobs, scored by when they may run
+ *   tsq:rl-waiting            HASH   class -> jobs parked on its keyed limits (a gauge)
+ *   tsq:stat:overrated        STRING jobs rescheduled because a rate limiter was over its limit
  */
 
 export const QUEUES = "queues";
@@ -146,7 +156,7 @@ export function sidekiqCronHistoryKey(name: string): string {
 export const LOCK_PREFIX = "tsq:lock:";
 
 /** The kinds of lock sharing the core: each API gets its own namespace, so their digests never collide. */
-export type LockKind = "dedup" | "limit" | "unique";
+export type LockKind = "dedup" | "limit" | "unique" | "rate";
 
 /** A lock's hash: `tsq:lock:<kind>:<id>`, e.g. `tsq:lock:dedup:default:<64 hex>`. */
 export function lockKey(kind: LockKind, id: string): string {
@@ -176,3 +186,50 @@ export function limitParkedKey(className: string): string {
 
 /** Every concurrency-limited class a worker has seen, with the limit it last read: class -> limit. */
 export const LIMITS = "tsq:limits";
+
+/** A `Limiter.concurrent` limiter's leases: a lock of the core with up to N holders. */
+export function rateLeaseKey(name: string): string {
+  return lockKey("rate", `c:${name}`);
+}
+
+/** A bucket limiter's current interval (its number since the epoch) and count. */
+export function rateBucketKey(name: string): string {
+  return `tsq:rl:b:${name}`;
+}
+
+/** A window limiter's admissions (ZSET scored by epoch ms). */
+export function rateWindowKey(name: string): string {
+  return `tsq:rl:w:${name}`;
+}
+
+/** A leaky-bucket or points limiter's state (HASH level, at). */
+export function rateLeakyKey(name: string): string {
+  return `tsq:rl:l:${name}`;
+}
+
+/** A points limiter's state (HASH level, at), as a leaky bucket's. */
+export function ratePointsKey(name: string): string {
+  return `tsq:rl:p:${name}`;
+}
+
+/** The running (or admitted) jids of one key of a class's `static limit`. */
+export function keyedHoldersKey(className: string, key: string): string {
+  return lockKey("rate", `k:${className}:${key}`);
+}
+
+/** Admissions of one key of a class's `static limit` rate (a window, as rateWindowKey). */
+export function keyedWindowKey(className: string, key: string): string {
+  return rateWindowKey(`k:${className}:${key}`);
+}
+
+/** Jobs of one key of a class's `static limit` waiting for it: RPUSH to park, LPOP the oldest. */
+export function keyedParkedKey(className: string, key: string): string {
+  return `tsq:rl-parked:${className}:${key}`;
+}
+
+/** Keys of `static limit` classes with parked jobs: member JSON [class, key], score epoch ms it may run. */
+export const KEYED_READY = "tsq:rl-ready";
+/** class -> jobs parked on its keyed limits. */
+export const KEYED_WAITING = "tsq:rl-waiting";
+/** Jobs rescheduled by a rate limiter's OverLimit (the payload's `overrated` counts them per job). */
+export const STAT_OVERRATED = "tsq:stat:overrated";
