@@ -17,7 +17,15 @@
  * Running jobs' leases are kept alive by the ConcurrencyLimiter's refresh, the one lease keeper.
  */
 import type { Logger } from "../logger.js";
-import { KEYED_READY, KEYED_WAITING, QUEUES, keyedHoldersKey, keyedParkedKey, keyedWindowKey, queueKey } from "../keys.js";
+import {
+  KEYED_READY,
+  KEYED_WAITING,
+  QUEUES,
+  keyedHoldersKey,
+  keyedParkedKey,
+  keyedWindowKey,
+  queueKey,
+} from "../keys.js";
 import type { ConcurrencyLimiter } from "../limits/ConcurrencyLimiter.js";
 import type { TsqRedis } from "../redis/connection.js";
 import type { KeyedLimitPolicy } from "./keyedPolicy.js";

@@ -29,7 +29,10 @@ export class KeyedLimitServerMiddleware {
     if (policy === undefined) return next();
     const name = displayClass(job);
     const key = limitKeyOf(policy, name, job.args);
-    const parked = dumpPayload({ ...job, limit_parked: (typeof job.limit_parked === "number" ? job.limit_parked : 0) + 1 });
+    const parked = dumpPayload({
+      ...job,
+      limit_parked: (typeof job.limit_parked === "number" ? job.limit_parked : 0) + 1,
+    });
     const result = await this.limiter.enter(name, key, policy, job.jid, parked);
     if (result === "run") {
       try {
@@ -47,7 +50,10 @@ export class KeyedLimitServerMiddleware {
     }
     this.ctx.events.emit("rateLimited", job, queue, result);
     if (result === "parked") {
-      this.ctx.logger.debug({ job_status: "limit_parked", limit_key: key }, `parked: ${name} key ${key} is at its limit`);
+      this.ctx.logger.debug(
+        { job_status: "limit_parked", limit_key: key },
+        `parked: ${name} key ${key} is at its limit`,
+      );
       return;
     }
     throw new ConcurrencyLimitFullError(
