@@ -76,6 +76,11 @@ export class KeyedLimiter {
     await this.call(className, key, policy, "leave", jid, "");
   }
 
+  /** Stops refreshing `jid`'s lease without giving it back (it lapses after the lease ttl). */
+  forget(jid: string): void {
+    this.leases.forget(jid);
+  }
+
   /** Idempotent. */
   start(): void {
     if (this.timer || this.policies.size === 0) return;

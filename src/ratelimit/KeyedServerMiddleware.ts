@@ -38,8 +38,12 @@ export class KeyedLimitServerMiddleware {
       try {
         await next();
       } finally {
+        // A job abandoned by a hard shutdown was requeued with its jid: its copy takes the lease over (it
+        // is "mine" to the gate), so giving it back now could let one more in while the copy runs.
+        if (policy.concurrency > 0 && (instance as { signal?: AbortSignal }).signal?.aborted === true)
+          this.limiter.forget(job.jid);
         // Sent, not awaited (commands on a connection keep their order); if it fails the lease expires.
-        if (policy.concurrency > 0)
+        else if (policy.concurrency > 0)
           this.limiter
             .leave(name, key, policy, job.jid)
             .catch((error: unknown) =>

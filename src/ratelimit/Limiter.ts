@@ -13,7 +13,7 @@
  * Building a limiter touches no Redis (Enterprise's costs a round trip, #3767), so dynamic names are
  * free; every key expires once idle, so 1,000s of names leave nothing behind. Over the limit, a call
  * waits up to `waitTimeout` seconds (default 0: a job never holds a worker slot waiting), then throws
- * OverLimitError; thrown out of a job, the server reschedules the job (RescheduleMiddleware).
+ * OverLimitError; thrown out of a job, the server reschedules the job (reschedule.ts).
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -1,7 +1,7 @@
 /**
  * The error a rate limiter throws when a call does not fit and its `waitTimeout` ran out (Sidekiq
  * Enterprise's `Sidekiq::Limiter::OverLimit`). Thrown out of a job's perform, the server reschedules
- * the job instead of failing it (RescheduleMiddleware); anywhere else it is an ordinary error.
+ * the job instead of failing it (reschedule.ts); anywhere else it is an ordinary error.
  */
 import { TsqError } from "../errors.js";
 

@@ -1,7 +1,7 @@
 /**
- * Puts rate limits into a worker process: the reschedule of OverLimitError always (any job may use a
- * limiter; a try/catch costs nothing), and the keyed gate when a class this process runs declares a
- * `static limit`. Returns the KeyedLimiter, for the Launcher's start and stop.
+ * Puts the keyed gate into a worker's chain when a class this process runs declares a `static limit`
+ * (the reschedule of OverLimitError is the Processor's, reschedule.ts). Returns the KeyedLimiter, for the
+ * Launcher's start and stop.
  */
 import type { ConcurrencyLimiter } from "../limits/ConcurrencyLimiter.js";
 import type { Chain } from "../middleware/Chain.js";
@@ -10,7 +10,6 @@ import { jobNameOf } from "../client/options.js";
 import { KeyedLimiter } from "./KeyedLimiter.js";
 import { KeyedLimitServerMiddleware } from "./KeyedServerMiddleware.js";
 import { keyedLimitOf, type KeyedLimitPolicy } from "./keyedPolicy.js";
-import { RescheduleMiddleware } from "./RescheduleMiddleware.js";
 
 /** Ms between resumer passes: the most a rate-limited key's next job waits past its time. */
 const RESUME_INTERVAL_MS = 100;
@@ -21,7 +20,6 @@ export function installRateLimits(
   classes: object[],
   leases: ConcurrencyLimiter,
 ): KeyedLimiter {
-  chain.add(RescheduleMiddleware, ctx);
   const policies = new Map<string, KeyedLimitPolicy>();
   for (const klass of classes) {
     const policy = keyedLimitOf(klass);

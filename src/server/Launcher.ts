@@ -118,7 +118,7 @@ export class Launcher {
     );
     if (classes.some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null))
       config.middleware.prepend(ConcurrencyLimitServerMiddleware, this.limiter, this.ctx);
-    // Keyed `static limit` gate first of all; OverLimit reschedules innermost (docs/rate-limits.md).
+    // The keyed `static limit` gate first of all, only when a class declares one (docs/rate-limits.md).
     this.keyedLimiter = installRateLimits(config.middleware, this.ctx, classes, this.limiter);
     instrumentServer(config.middleware); // a consumer span per job, when an OpenTelemetry SDK is registered
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));

@@ -21,6 +21,7 @@ import type { UnitOfWork } from "./unitOfWork.js";
 import type { RunnableClass } from "./Registry.js";
 import { interceptJob } from "../killSwitch/intercept.js";
 import { dropIfExpired } from "../expiry/expire.js";
+import { performOrReschedule } from "../ratelimit/reschedule.js";
 import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../payloadSize/expand.js";
 
 /** One concurrent job slot of a capsule; `tid` names it in the work hash. */
@@ -94,9 +95,12 @@ export class Processor {
       Object.assign(instance, { jid: job.jid, payload: job, signal: slot.controller.signal });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
-      await this.middleware.invoke([instance, job, unit.queue], async () => {
-        await instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args));
-      });
+      // OverLimitError from a rate limiter reschedules the job instead of failing it (src/ratelimit).
+      await this.middleware.invoke([instance, job, unit.queue], () =>
+        performOrReschedule(this.ctx, job, unit.queue, () =>
+          instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args)),
+        ),
+      );
       if (slot.abandoned) return;
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };
     } catch (thrown) {
