@@ -32,7 +32,7 @@
  *   tsq:rl:l:<name>           HASH   a leaky limiter's level and when it was last drained
  *   tsq:rl:p:<name>           HASH   a points limiter's, the same way
  *   tsq:rl-parked:<C>:<key>   LIST   jobs of a keyed class limit waiting for their key, oldest at the head
- *   tsq:rl-ready              ZSET   [class, key] JSON of keys with parked jobs, scored by when they may run
+ *   tsq:rl-ready:<C>          ZSET   keys of class C with parked jobs, scored by when they may run (epoch ms)
  *   tsq:rl-waiting            HASH   class -> jobs parked on its keyed limits (a gauge)
  *   tsq:stat:overrated        STRING jobs rescheduled because a rate limiter was over its limit
  */
@@ -227,8 +227,13 @@ export function keyedParkedKey(className: string, key: string): string {
   return `tsq:rl-parked:${className}:${key}`;
 }
 
-/** Keys of `static limit` classes with parked jobs: member JSON [class, key], score epoch ms it may run. */
-export const KEYED_READY = "tsq:rl-ready";
+/**
+ * A `static limit` class's keys with parked jobs, scored by the epoch ms each may admit again. One set per
+ * class, so a process serves only the classes it runs and another fleet's keys never crowd it out.
+ */
+export function keyedReadyKey(className: string): string {
+  return `tsq:rl-ready:${className}`;
+}
 /** class -> jobs parked on its keyed limits. */
 export const KEYED_WAITING = "tsq:rl-waiting";
 /** Jobs rescheduled by a rate limiter's OverLimit (the payload's `overrated` counts them per job). */

@@ -81,7 +81,7 @@ async function jobCost(url: string, client: Client, klass: Klass): Promise<numbe
   await finished;
   const us = ((performance.now() - t0) * 1000) / JOBS;
   await launcher.stop();
-  if ((await client.redis.zcard("tsq:rl-ready")) !== 0) throw new Error(`${klass.name}: a limit was reached`);
+  if ((await client.redis.keys("tsq:rl-ready:*")).length !== 0) throw new Error(`${klass.name}: a limit was reached`);
   return us;
 }
 

@@ -4,7 +4,7 @@
 -- fit is parked on its key's LIST, not rescheduled: it is handed back to its queue once, already admitted,
 -- when its key has room (Sidekiq Enterprise reschedules it over and over instead, #6010 #3943).
 --
--- Fairness: keys with parked jobs sit in one ZSET scored by when they may next admit a job. Resumers take
+-- Fairness: a class's keys with parked jobs sit in one ZSET scored by when they may next admit a job. Resumers take
 -- the keys due first; a key gives at most ARGV[12] jobs per turn and is then scored again (now, or when
 -- its rate or a lease frees), behind the keys already due: round robin, so 1,000 tenants all progress.
 --
@@ -14,7 +14,7 @@
 --                                            back (admitted) on their way to a worker
 -- KEYS[2]  tsq:rl:w:k:<C>:<key>       ZSET  admissions, "<jid>:<ms>" -> epoch ms
 -- KEYS[3]  tsq:rl-parked:<C>:<key>    LIST  parked jobs (JSON, as fetched), oldest at the head
--- KEYS[4]  tsq:rl-ready               ZSET  [class, key] JSON -> epoch ms the key may admit again
+-- KEYS[4]  tsq:rl-ready:<C>           ZSET  the class's keys with parked jobs -> epoch ms each may admit again
 -- KEYS[5]  tsq:rl-waiting             HASH  class -> jobs parked on its keys
 -- KEYS[6]  queues                     SET   queue names (SADD when a job is handed back)
 -- ARGV[1]  "enter" (a job is about to run), "leave" (it ended) or "resume" (a resumer's turn for the key)
@@ -23,7 +23,7 @@
 -- ARGV[4]  concurrency per key, 0 for none
 -- ARGV[5]  rate: admissions per window, 0 for none
 -- ARGV[6]  rate window, ms
--- ARGV[7]  this key's member in KEYS[4]
+-- ARGV[7]  the limit key (its member in KEYS[4])
 -- ARGV[8]  class name (KEYS[5] field)
 -- ARGV[9]  queue key prefix ("queue:")
 -- ARGV[10] enter: the job as it is parked; else ""

@@ -8,8 +8,8 @@
  *
  * Redis layout (keys.ts), e.g. `ChargeJob` with `{ key: tenant, concurrency: 1 }`, tenant 42 busy:
  *
- *   > HGETALL tsq:lock:rate:k:ChargeJob:42       > ZRANGE tsq:rl-ready 0 -1 WITHSCORES
- *   1) "b1946ac92492d2347c6235b4"                1) "[\"ChargeJob\",\"42\"]"
+ *   > HGETALL tsq:lock:rate:k:ChargeJob:42       > ZRANGE tsq:rl-ready:ChargeJob 0 -1 WITHSCORES
+ *   1) "b1946ac92492d2347c6235b4"                1) "42"
  *   2) "1795425540123"                           2) "1795425540123"
  *   > LRANGE tsq:rl-parked:ChargeJob:42 0 -1     > HGETALL tsq:rl-waiting
  *   1) "{\"class\":\"ChargeJob\",...,\"limit_parked\":1}"   1) "ChargeJob"  2) "1"
@@ -18,7 +18,7 @@
  */
 import type { Logger } from "../logger.js";
 import {
-  KEYED_READY,
+  keyedReadyKey,
   KEYED_WAITING,
   QUEUES,
   keyedHoldersKey,
@@ -105,16 +105,16 @@ export class KeyedLimiter {
       .finally(() => (this.resuming = undefined));
   }
 
-  /** One pass: the keys due longest ago first, each handing back up to JOBS_PER_TURN jobs. */
+  /**
+   * One pass over the classes this process runs (others' keys are left to processes that run them): per
+   * class, the keys due longest ago first, each handing back up to JOBS_PER_TURN jobs.
+   */
   async resumeDue(): Promise<number> {
-    const due = await this.redis.zrangebyscore(KEYED_READY, "-inf", Date.now(), "LIMIT", 0, KEYS_PER_PASS);
+    const now = Date.now();
     const turns: Promise<[number, number]>[] = [];
-    for (const member of due) {
-      const parsed = parseMember(member);
-      if (!parsed) void this.redis.zrem(KEYED_READY, member); // not written by tsq: it would be served forever
-      const policy = parsed && this.policies.get(parsed[0]);
-      // Keys of classes this process does not run are left to processes that do.
-      if (parsed && policy) turns.push(this.call(parsed[0], parsed[1], policy, "resume", "", ""));
+    for (const [className, policy] of this.policies) {
+      const due = await this.redis.zrangebyscore(keyedReadyKey(className), "-inf", now, "LIMIT", 0, KEYS_PER_PASS);
+      for (const key of due) turns.push(this.call(className, key, policy, "resume", "", ""));
     }
     const handed = await Promise.all(turns);
     return handed.reduce((sum, [n]) => sum + n, 0);
@@ -132,7 +132,7 @@ export class KeyedLimiter {
       keyedHoldersKey(className, key),
       keyedWindowKey(className, key),
       keyedParkedKey(className, key),
-      KEYED_READY,
+      keyedReadyKey(className),
       KEYED_WAITING,
       QUEUES,
       op,
@@ -141,7 +141,7 @@ export class KeyedLimiter {
       policy.concurrency,
       policy.rate,
       policy.windowMs,
-      JSON.stringify([className, key]),
+      key,
       className,
       queueKey(""),
       job,
@@ -149,15 +149,4 @@ export class KeyedLimiter {
       JOBS_PER_TURN,
     );
   }
-}
-
-function parseMember(member: string): [string, string] | undefined {
-  try {
-    const value: unknown = JSON.parse(member);
-    if (Array.isArray(value) && typeof value[0] === "string" && typeof value[1] === "string")
-      return [value[0], value[1]];
-  } catch {
-    // Not ours: ignored (it will never be served, and costs one ZSET member).
-  }
-  return undefined;
 }

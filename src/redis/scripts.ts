@@ -119,7 +119,7 @@ export interface ScriptCommands {
     concurrency: number,
     rate: number,
     windowMs: number,
-    member: string,
+    limitKey: string,
     className: string,
     queuePrefix: string,
     job: string,

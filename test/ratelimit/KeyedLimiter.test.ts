@@ -59,11 +59,11 @@ test("rate per key: 3 a second; the rest are handed back by the resumer as the w
   for (let i = 0; i < 5; i++) results.push(await limiter.enter("ChargeJob", "9", policy, `j${i}`, job(`j${i}`, "9")));
   assert.deepEqual(results, ["run", "run", "run", "parked", "parked"]);
   assert.equal(await limiter.resumeDue(), 0, "nothing is due within the second");
-  const score = Number(await handle.redis.zscore("tsq:rl-ready", JSON.stringify(["ChargeJob", "9"])));
+  const score = Number(await handle.redis.zscore("tsq:rl-ready:ChargeJob", "9"));
   assert.ok(score > Date.now() + 500, "the key is due when its oldest admission leaves the window");
   await sleep(1100);
   assert.equal(await limiter.resumeDue(), 2, "both handed back once the window slid");
-  assert.equal(await handle.redis.zcard("tsq:rl-ready"), 0, "the key left the ready set");
+  assert.equal(await handle.redis.zcard("tsq:rl-ready:ChargeJob"), 0, "the key left the ready set");
   assert.equal(await limiter.enter("ChargeJob", "9", policy, "j3", job("j3", "9")), "run", "on its pass");
   assert.equal(await limiter.enter("ChargeJob", "9", policy, "x", job("x", "9")), "run", "2 handed back + x = 3");
   assert.equal(await limiter.enter("ChargeJob", "9", policy, "y", job("y", "9")), "parked", "the window is full again");
