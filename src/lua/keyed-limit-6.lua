@@ -58,7 +58,8 @@ end
 -- ms until the key may admit one more job; 0: now. A full concurrency waits for a leave (which hands
 -- over at once) or, for a dead holder, its lease.
 local function wait_ms()
-  if concurrency > 0 and leases() >= concurrency then return ttl end
+  -- HLEN is O(1) but counts lapsed leases: the O(leases) scan runs only when the key looks full.
+  if concurrency > 0 and redis.call("hlen", KEYS[1]) >= concurrency and leases() >= concurrency then return ttl end
   if rate > 0 then
     redis.call("zremrangebyscore", KEYS[2], "-inf", now - window)
     if redis.call("zcard", KEYS[2]) >= rate then
@@ -72,8 +73,9 @@ end
 -- `lease`: hold a lease (a running job with a concurrency, or a job handed back: its pass).
 local function admit(holder, lease)
   if lease then
+    -- Every lease lasts ttl from its last write (refreshes use the same ttl), so this one is the latest.
     redis.call("hset", KEYS[1], holder, string.format("%d", now + ttl))
-    if redis.call("pttl", KEYS[1]) < ttl then redis.call("pexpire", KEYS[1], ttl) end
+    redis.call("pexpire", KEYS[1], ttl)
   end
   if rate > 0 then
     redis.call("zadd", KEYS[2], now, holder .. ":" .. now)
