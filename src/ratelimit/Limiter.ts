@@ -106,6 +106,10 @@ export abstract class Limiter {
     const ms = periodMs(`Limiter.points("${String(name)}")`, period);
     return new PointsLimiter(checkName("points", name), points, ms, options);
   }
+  /** A limiter that admits every call, for tests and to switch a limit off (Enterprise's `unlimited`). */
+  static unlimited(): UnlimitedLimiter {
+    return new UnlimitedLimiter();
+  }
   /** Process-wide back-off and reschedule cap (Enterprise's `Sidekiq::Limiter.configure`). */
   static configure = configureLimiters;
 
@@ -242,5 +246,20 @@ export class PointsLimiter extends Limiter {
   protected async attempt(cost: number): Promise<Attempt> {
     const [ok, value] = await this.redis.rateLeaky(ratePointsKey(this.name), this.limit, this.periodMs, cost);
     return ok === 1 ? { ok: true, at: value } : { ok: false, retryAfterMs: value };
+  }
+}
+
+/** `unlimited`: admits every call without touching Redis. */
+export class UnlimitedLimiter extends Limiter {
+  constructor() {
+    super("unlimited", "unlimited", {});
+  }
+
+  withinLimit<T>(fn: (grant: Grant) => T | Promise<T>): Promise<T> {
+    return this.run(1, fn);
+  }
+
+  protected attempt(): Promise<Attempt> {
+    return Promise.resolve({ ok: true, at: Date.now() });
   }
 }

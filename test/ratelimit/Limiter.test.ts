@@ -189,6 +189,13 @@ test("1,000 dynamic names: every key written expires, and all are gone after the
   await eventually(async () => (await redis.dbsize()) === 0, 20_000, "every key expired", 250);
 });
 
+test("unlimited admits every call and writes nothing", async () => {
+  const limiter = Limiter.unlimited();
+  const results = await Promise.all(Array.from({ length: 100 }, (_, i) => limiter.withinLimit(() => i)));
+  assert.equal(results.length, 100);
+  assert.equal(await handle.redis.dbsize(), 0);
+});
+
 test("a function's error passes through and releases the lease", async () => {
   const limiter = Limiter.concurrent("boom", 1, { redis: handle.redis });
   await assert.rejects(
