@@ -27,7 +27,22 @@ function startCluster(): TsqProcess {
   // Rescheduled jobs come back within about a second (the poller's average interval, per process).
   writeFileSync(cfg, "poll_interval_average: 1\n");
   cluster = startTsq(
-    ["-r", JOBS, "--processes", String(CHILDREN), "-c", String(THREADS), "-q", "default", "-t", "5", "-C", cfg],
+    [
+      "-r",
+      JOBS,
+      "--processes",
+      String(CHILDREN),
+      "-c",
+      String(THREADS),
+      "-q",
+      "default",
+      "-t",
+      "5",
+      "-C",
+      cfg,
+      "--metrics-port",
+      "0",
+    ],
     { REDIS_URL: handle.url },
     "bin/tsq-cluster.js",
   );
