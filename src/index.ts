@@ -3,6 +3,15 @@
  */
 export { Job, Setter, type SetOptions } from "./client/Job.js";
 export { LimitedCapacityJob } from "./limits/LimitedCapacityJob.js";
+export {
+  Limiter,
+  OverLimitError,
+  type LimiterOptions,
+  type ConcurrentOptions,
+  type Grant,
+  type Backoff,
+  type Interval,
+} from "./ratelimit/index.js";
 export type { JobOptions } from "./client/options.js";
 export type { DeduplicateOptions } from "./dedup/policy.js";
 export { Unique, type LockedOptions, type UniqueOptions, type UniqueUntil } from "./unique/index.js";

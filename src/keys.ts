@@ -36,6 +36,16 @@
  *   tsq:workflow:<id>         HASH   a workflow (src/batch/workflow): stages, policy, state
  *   tsq:workflow:<id>:results HASH   step name -> the step's JSON result, capped
  *   it-<jid>                  HASH   an iterable job's state (Sidekiq 7.3+): ex, c (cursor JSON), rt, cancelled
+ *   tsq:lock:rate:c:<name>    HASH   a concurrent rate limiter's leases (the lock core, N holders)
+ *   tsq:lock:rate:k:<C>:<key> HASH   a keyed class limit's running (or admitted) jids -> expiry, epoch ms
+ *   tsq:rl:b:<name>           HASH   a bucket limiter's interval number and count (PEXPIREAT its end)
+ *   tsq:rl:w:<name>           ZSET   a window limiter's admissions, scored by epoch ms (also keyed rates)
+ *   tsq:rl:l:<name>           HASH   a leaky limiter's level and when it was last drained
+ *   tsq:rl:p:<name>           HASH   a points limiter's, the same way
+ *   tsq:rl-parked:<C>:<key>   LIST   jobs of a keyed class limit waiting for their key, oldest at the head
+ *   tsq:rl-ready:<C>          ZSET   keys of class C with parked jobs, scored by when they may run (epoch ms)
+ *   tsq:rl-waiting            HASH   class -> jobs parked on its keyed limits (a gauge)
+ *   tsq:stat:overrated        STRING jobs rescheduled because a rate limiter was over its limit
  */
 
 export const QUEUES = "queues";
@@ -157,7 +167,7 @@ export function sidekiqCronHistoryKey(name: string): string {
 export const LOCK_PREFIX = "tsq:lock:";
 
 /** The kinds of lock sharing the core: each API gets its own namespace, so their digests never collide. */
-export type LockKind = "dedup" | "limit" | "unique";
+export type LockKind = "dedup" | "limit" | "unique" | "rate";
 
 /** A lock's hash: `tsq:lock:<kind>:<id>`, e.g. `tsq:lock:dedup:default:<64 hex>`. */
 export function lockKey(kind: LockKind, id: string): string {
@@ -243,3 +253,54 @@ export function workflowKey(id: string, part?: "results"): string {
 export function iterationKey(jid: string): string {
   return `it-${jid}`;
 }
+/** A `Limiter.concurrent` limiter's leases: a lock of the core with up to N holders. */
+export function rateLeaseKey(name: string): string {
+  return lockKey("rate", `c:${name}`);
+}
+
+/** A bucket limiter's current interval (its number since the epoch) and count. */
+export function rateBucketKey(name: string): string {
+  return `tsq:rl:b:${name}`;
+}
+
+/** A window limiter's admissions (ZSET scored by epoch ms). */
+export function rateWindowKey(name: string): string {
+  return `tsq:rl:w:${name}`;
+}
+
+/** A leaky-bucket or points limiter's state (HASH level, at). */
+export function rateLeakyKey(name: string): string {
+  return `tsq:rl:l:${name}`;
+}
+
+/** A points limiter's state (HASH level, at), as a leaky bucket's. */
+export function ratePointsKey(name: string): string {
+  return `tsq:rl:p:${name}`;
+}
+
+/** The running (or admitted) jids of one key of a class's `static limit`. */
+export function keyedHoldersKey(className: string, key: string): string {
+  return lockKey("rate", `k:${className}:${key}`);
+}
+
+/** Admissions of one key of a class's `static limit` rate (a window, as rateWindowKey). */
+export function keyedWindowKey(className: string, key: string): string {
+  return rateWindowKey(`k:${className}:${key}`);
+}
+
+/** Jobs of one key of a class's `static limit` waiting for it: RPUSH to park, LPOP the oldest. */
+export function keyedParkedKey(className: string, key: string): string {
+  return `tsq:rl-parked:${className}:${key}`;
+}
+
+/**
+ * A `static limit` class's keys with parked jobs, scored by the epoch ms each may admit again. One set per
+ * class, so a process serves only the classes it runs and another fleet's keys never crowd it out.
+ */
+export function keyedReadyKey(className: string): string {
+  return `tsq:rl-ready:${className}`;
+}
+/** class -> jobs parked on its keyed limits. */
+export const KEYED_WAITING = "tsq:rl-waiting";
+/** Jobs rescheduled by a rate limiter's OverLimit (the payload's `overrated` counts them per job). */
+export const STAT_OVERRATED = "tsq:stat:overrated";

@@ -42,7 +42,9 @@ export async function runInBatch(
   const onLimited = (limitedJob: JobPayload) => {
     if (limitedJob === job) limited = true;
   };
+  // Parked by a concurrency limit, or rescheduled or parked by a rate limit: it has not run yet.
   ctx.events.on("limited", onLimited);
+  ctx.events.on("rateLimited", onLimited);
   const attempt = typeof job.retry_count === "number" ? job.retry_count : -1;
   try {
     await running.run({ bid, jid: job.jid, attempt, children: 0 }, invoke);
@@ -54,6 +56,7 @@ export async function runInBatch(
     throw error;
   } finally {
     ctx.events.off("limited", onLimited);
+    ctx.events.off("rateLimited", onLimited);
   }
   if (aborted(instance) || limited) return;
   // Stored before the success that may start the next stage, which reads it.

@@ -14,6 +14,7 @@ import { addJsonOption, addRedisUrlOption, processIO, UsageError, type CliIO } f
 import { registerActions } from "./tsqctl/actions.js";
 import { registerCron } from "./tsqctl/cron.js";
 import { registerLimits } from "./tsqctl/limits.js";
+import { registerRateLimits } from "./tsqctl/ratelimits.js";
 import { registerProcesses } from "./tsqctl/processes.js";
 import { registerPush } from "./tsqctl/push.js";
 import { registerSets } from "./tsqctl/sets.js";
@@ -57,6 +58,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerWorkers(program, io);
   registerLimits(program, io);
   registerBatches(program, io);
+  registerRateLimits(program, io);
   registerWeb(program, io);
   registerCancel(program, io);
   // Global options may come before the command too (`tsqctl --redis-url URL stats`), as kubectl, git -C

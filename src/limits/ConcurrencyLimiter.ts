@@ -35,7 +35,7 @@ export interface LimiterSettings {
 }
 
 export class ConcurrencyLimiter {
-  /** jid -> class name, for the jobs of limited classes this process is running. */
+  /** jid -> its slot's lock key, for the jobs holding a slot or lease this process is running. */
   private readonly held = new Map<string, string>();
   /** Limits last read in this process, by class: the sweep uses them for classes it knows. */
   private readonly limits = new Map<string, number>();
@@ -61,7 +61,7 @@ export class ConcurrencyLimiter {
   ): Promise<EnterResult> {
     this.limits.set(className, limit);
     const [status] = await this.call(className, "enter", jid, limit, parkedJson, resumed);
-    if (status === 1) this.held.set(jid, className);
+    if (status === 1) this.held.set(jid, limitSlotsKey(className));
     return status === 1 ? "run" : status === 0 ? "parked" : "refused";
   }
 
@@ -69,6 +69,14 @@ export class ConcurrencyLimiter {
   async leave(className: string, jid: string, limit: number): Promise<void> {
     this.held.delete(jid);
     await this.call(className, "leave", jid, limit, "", false);
+  }
+
+  /**
+   * Keeps `jid`'s hold of the lock `key` alive while it runs, as for a slot (keyed class limits'
+   * leases, src/ratelimit): one refresh loop per process for every lease of the lock core.
+   */
+  track(jid: string, key: string): void {
+    this.held.set(jid, key);
   }
 
   /**
@@ -105,7 +113,7 @@ export class ConcurrencyLimiter {
   /** Keeps this process's slots alive, then hands expired slots of every limited class to parked jobs. */
   private async refreshAndSweep(): Promise<void> {
     const ttlMs = this.settings.slotTtl * 1000;
-    await Promise.all([...this.held].map(([jid, name]) => refreshLock(this.redis, limitSlotsKey(name), jid, ttlMs)));
+    await Promise.all([...this.held].map(([jid, key]) => refreshLock(this.redis, key, jid, ttlMs)));
     const known = await this.redis.hgetall(LIMITS);
     for (const [name, stored] of Object.entries(known)) {
       if ((await this.redis.llen(limitParkedKey(name))) === 0) continue;

@@ -18,9 +18,9 @@ import { refreshLock } from "./Lock.js";
 /**
  * The payload field each lock kind records its key in. Concurrency-limit slots are not here: a slot is
  * held only while a job runs, handed to the next parked job by the limiter, and expires after the
- * heartbeat TTL (docs/concurrency-limits.md).
+ * heartbeat TTL (docs/concurrency-limits.md); rate-limiter leases likewise (docs/rate-limits.md).
  */
-type HoldKind = Exclude<LockKind, "limit">;
+type HoldKind = Exclude<LockKind, "limit" | "rate">;
 export const HOLD_FIELDS: Readonly<Record<HoldKind, string>> = {
   dedup: "idempotency_key", // GitLab's name (docs/deduplication.md)
   unique: "tsq_unique_key", // tsq's own: Enterprise's lock fields are private (docs/unique-jobs.md)

@@ -6,6 +6,7 @@
  * Labels are `queue` and `class` (the wrapped class for ActiveJob, as Sidekiq's UI shows it), never a
  * jid: one series per queue × class (× status), whatever the number of jobs.
  */
+import { limiterWaits } from "../ratelimit/Limiter.js";
 import { bufferedJobs } from "../reliablePush/PushBuffer.js";
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { JobOutcome, ServerContext } from "../server/context.js";
@@ -92,6 +93,10 @@ export class JobMetrics {
     "tsq_jobs_concurrency_limit_refused_total",
     "Jobs sent to retries because their class's parked list was full (concurrency_limit_max_parked).",
   );
+  private readonly rateLimited = new CounterFamily(
+    "tsq_limited_jobs_total",
+    "Jobs a rate limit kept from running now: action parked (a class's static limit), refused (its key's parked list full) or rescheduled (OverLimit in perform) (docs/rate-limits.md).",
+  );
   /** Counted where the push is refused, as deduplicated pushes are. */
   private readonly uniqueRejected = new CounterFamily(
     "tsq_jobs_unique_rejected_total",
@@ -118,6 +123,8 @@ export class JobMetrics {
     this.deduplicated.get({ queue, class: displayClass(job) }).inc();
   private readonly onLimited = (job: JobPayload, queue: string, action: "parked" | "refused") =>
     (action === "parked" ? this.parked : this.limitRefused).get({ queue, class: displayClass(job) }).inc();
+  private readonly onRateLimited = (job: JobPayload, queue: string, action: string) =>
+    this.rateLimited.get({ queue, class: displayClass(job), action }).inc();
   private readonly onUniqueRejected = (job: JobPayload, queue: string) =>
     this.uniqueRejected.get({ queue, class: displayClass(job) }).inc();
   private readonly onBatchFired = (_bid: string, event: string) => this.batchCallbacks.get({ event }).inc();
@@ -135,12 +142,21 @@ export class JobMetrics {
         this.set(bufferedJobs());
       },
     });
+    new Gauge({
+      name: "tsq_limit_slots_waiting",
+      help: "Worker slots waiting inside a rate limiter's waitTimeout now (0 unless a limiter is given one; docs/rate-limits.md).",
+      registers: [this.registry],
+      collect() {
+        this.set(limiterWaits());
+      },
+    });
     collectDefaultMetrics({ register: this.registry, labels: options.processLabels ?? {} });
     ctx.events.on("start", this.onStart);
     ctx.events.on("end", this.onEnd);
     ctx.events.on("unrecorded", this.onUnrecorded);
     ctx.events.on("switched", this.onSwitched);
     ctx.events.on("limited", this.onLimited);
+    ctx.events.on("rateLimited", this.onRateLimited);
     ctx.events.on("expired", this.onExpired);
     dedupEvents.on("deduplicated", this.onDeduplicated);
     uniqueEvents.on("rejected", this.onUniqueRejected);
@@ -162,6 +178,7 @@ export class JobMetrics {
       this.deduplicated,
       this.parked,
       this.limitRefused,
+      this.rateLimited,
       this.uniqueRejected,
       this.batchCallbacks,
     ].map((f) => f.family());
@@ -175,6 +192,7 @@ export class JobMetrics {
     this.ctx.events.off("unrecorded", this.onUnrecorded);
     this.ctx.events.off("switched", this.onSwitched);
     this.ctx.events.off("limited", this.onLimited);
+    this.ctx.events.off("rateLimited", this.onRateLimited);
     this.ctx.events.off("expired", this.onExpired);
     dedupEvents.off("deduplicated", this.onDeduplicated);
     uniqueEvents.off("rejected", this.onUniqueRejected);

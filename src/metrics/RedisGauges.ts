@@ -11,7 +11,7 @@
  * Latency is Sidekiq's `Queue#latency`: now − the oldest job's enqueued_at (float seconds or integer
  * ms), 0 for an empty queue.
  */
-import { DEAD, PAUSED, PROCESSES, QUEUES, RETRY, SCHEDULE, queueKey } from "../keys.js";
+import { DEAD, KEYED_WAITING, PAUSED, PROCESSES, QUEUES, RETRY, SCHEDULE, STAT_OVERRATED, queueKey } from "../keys.js";
 import type { TsqRedis } from "../redis/connection.js";
 import { toEpochSeconds } from "../timestamps.js";
 import { readLimits, type LimitStatus } from "../limits/status.js";
@@ -27,6 +27,9 @@ interface RedisState {
   dead: number;
   processes: number;
   limits: LimitStatus[];
+  /** class -> jobs parked on its keyed limits (tsq:rl-waiting), and the stat of OverLimit reschedules. */
+  limitWaiting: Record<string, string>;
+  overrated: number;
 }
 
 export class RedisGauges {
@@ -77,6 +80,8 @@ export class RedisGauges {
       dead: dead as number,
       processes: processes as number,
       limits: await readLimits(this.redis),
+      limitWaiting: await this.redis.hgetall(KEYED_WAITING),
+      overrated: Number((await this.redis.get(STAT_OVERRATED)) ?? 0),
     };
   }
 }
@@ -137,6 +142,16 @@ function toFamilies(state: RedisState): MetricFamily[] {
       "tsq_concurrency_limit",
       "A class's concurrency limit as a worker last read it: > 0 slots, 0 none, < 0 paused.",
       state.limits.filter((l) => !Number.isNaN(l.limit)).map((l) => ({ value: l.limit, labels: { class: l.class } })),
+    ),
+    gauge(
+      "tsq_limit_waiting",
+      "Jobs of a class parked on its keyed `static limit`, waiting for their key (docs/rate-limits.md).",
+      Object.entries(state.limitWaiting).map(([klass, n]) => ({ value: Number(n), labels: { class: klass } })),
+    ),
+    gauge(
+      "tsq_overrated",
+      "Jobs rescheduled because a rate limiter was over its limit, all time (tsq:stat:overrated).",
+      single(state.overrated),
     ),
     gauge(
       "tsq_processes",

@@ -137,6 +137,36 @@ export interface ScriptCommands {
   batchJoin(batchHash: string, ...jids: string[]): Promise<number>;
   /** batch-event-1.lua: applies a member's event, fires due callbacks; [bid, event, ...] fired. */
   batchEvent(index: string, ...args: string[]): Promise<string[]>;
+  /** rate-bucket-1.lua: takes `cost` from a bucket limiter; [1, now ms] or [0, ms until the interval ends]. */
+  rateBucket(bucket: string, limit: number, intervalMs: number, cost: number): Promise<[0 | 1, number]>;
+  /** rate-window-1.lua: takes `cost` from a sliding window; [1, now ms] or [0, ms until room]. */
+  rateWindow(window: string, limit: number, windowMs: number, id: string, cost: number): Promise<[0 | 1, number]>;
+  /** rate-leaky-1.lua: pours `cost` into a leaky bucket; [1, now ms] or [0, ms until it fits]. */
+  rateLeaky(bucket: string, capacity: number, periodMs: number, cost: number): Promise<[0 | 1, number]>;
+  /**
+   * keyed-limit-6.lua: the gate of one key of a class's `static limit`; [status, parked] (enter: 1 run,
+   * 0 parked, -1 refused; leave/resume: jobs handed back).
+   */
+  keyedLimit(
+    holders: string,
+    window: string,
+    parked: string,
+    ready: string,
+    waiting: string,
+    queues: string,
+    op: "enter" | "leave" | "resume",
+    jid: string,
+    leaseMs: number,
+    concurrency: number,
+    rate: number,
+    windowMs: number,
+    limitKey: string,
+    className: string,
+    queuePrefix: string,
+    job: string,
+    maxParked: number,
+    batch: number,
+  ): Promise<[number, number]>;
 }
 
 export type TsqRedis = Redis & ScriptCommands;

@@ -37,6 +37,8 @@ import { UniqueServerMiddleware } from "../unique/ServerMiddleware.js";
 import { SujServerMiddleware } from "../uniqueJobs/ServerMiddleware.js";
 import { uniquePolicyOf } from "../unique/policy.js";
 import { installBatches } from "../batch/install.js";
+import { installRateLimits } from "../ratelimit/index.js";
+import type { KeyedLimiter } from "../ratelimit/KeyedLimiter.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
 const ORPHAN_SWEEP_INTERVAL = 60_000;
@@ -53,6 +55,7 @@ export class Launcher {
   private readonly heartbeat: Heartbeat;
   private readonly poller: Poller;
   private readonly limiter: ConcurrencyLimiter;
+  private readonly keyedLimiter: KeyedLimiter;
   private cron: CronHandle | undefined;
   private readonly connections: TsqRedis[] = [];
   private readonly startedAt = nowSeconds();
@@ -121,6 +124,8 @@ export class Launcher {
     if (classes.some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null))
       config.middleware.prepend(ConcurrencyLimitServerMiddleware, this.limiter, this.ctx);
     installBatches(this.ctx, config, registry); // death handler and workflow steps (src/batch)
+    // The keyed `static limit` gate first of all, only when a class declares one (docs/rate-limits.md).
+    this.keyedLimiter = installRateLimits(config.middleware, this.ctx, classes, this.limiter);
     instrumentServer(config.middleware); // a consumer span per job, when an OpenTelemetry SDK is registered
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);
@@ -151,6 +156,7 @@ export class Launcher {
     if (this.stopping) return;
     for (const manager of this.managers) manager.start();
     this.limiter.start();
+    this.keyedLimiter.start();
     this.poller.start();
     this.cron = startCron(this.ctx);
     const { options } = this.ctx;
@@ -248,6 +254,7 @@ export class Launcher {
           "Redis unreachable: unfinished jobs stay in this process's private lists; the next reliable process recovers them",
         );
     }
+    await this.keyedLimiter.stop();
     await this.limiter.stop();
     await this.fire("shutdown");
     const unflushed = this.ctx.state.unflushedCounts();

@@ -22,6 +22,7 @@ import type { RunnableClass } from "./Registry.js";
 import { interceptJob } from "../killSwitch/intercept.js";
 import { inBatch, runInBatch } from "../batch/runHook.js";
 import { dropIfExpired } from "../expiry/expire.js";
+import { performOrReschedule } from "../ratelimit/reschedule.js";
 import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../payloadSize/expand.js";
 
 /** One concurrent job slot of a capsule; `tid` names it in the work hash. */
@@ -98,10 +99,13 @@ export class Processor {
       if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
+      // OverLimitError from a rate limiter reschedules the job instead of failing it (src/ratelimit).
       const invoke = () =>
-        this.middleware.invoke([instance, job, unit.queue], async () => {
-          await instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args));
-        });
+        this.middleware.invoke([instance, job, unit.queue], () =>
+          performOrReschedule(this.ctx, job, unit.queue, () =>
+            instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args)),
+          ),
+        );
       // A batch member reports its end to its batch (src/batch); other jobs skip the hook.
       await (inBatch(job) ? runInBatch(this.ctx, instance, job, invoke) : invoke());
       if (slot.abandoned) return;

@@ -31,6 +31,8 @@ export interface JobEvents {
   switched: [job: JobPayload, queue: string, action: "deferred" | "dropped"];
   /** A concurrency limit parked a job, or refused to because its parked list was full (src/limits). */
   limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
+  /** A rate limit parked a job on its key, refused to (list full), or rescheduled it (OverLimit; src/ratelimit). */
+  rateLimited: [job: JobPayload, queue: string, action: "parked" | "refused" | "rescheduled"];
   /** The job's `expires_in` had passed: dropped before it started (expiry/expire.ts). */
   expired: [job: JobPayload, queue: string];
 }
