@@ -37,10 +37,25 @@ after(async () => {
   await Promise.all([...running].map((p) => p.stop(5000)));
 });
 
+/**
+ * Tests never touch the machine's Redis on 6379: a process started without a Redis URL of its own gets
+ * one where nothing listens (port 1), so a forgotten URL fails loudly instead of reaching the default.
+ */
+const NO_REDIS = "redis://127.0.0.1:1/0";
+
+function guardedEnv(args: readonly string[], env: Record<string, string>): NodeJS.ProcessEnv {
+  // An empty REDIS_URL (a private server not started yet) would mean the default, 127.0.0.1:6379.
+  if ("REDIS_URL" in env && !env.REDIS_URL) throw new Error("REDIS_URL is empty: start the private Redis first");
+  const urls = [env.REDIS_URL ?? "", ...args].filter((a) => /redis(\+sentinel)?s?:\/\//.test(a));
+  const bad = urls.find((u) => /:6379(\/|$|\?)/.test(u) || /:\/\/[^/:]*(\/|$)/.test(u));
+  if (bad !== undefined) throw new Error(`a test must use its private Redis, not ${bad.replace(/:[^@/]*@/, ":***@")}`);
+  return { ...process.env, REDIS_URL: NO_REDIS, ...env };
+}
+
 export function startTsq(args: string[], env: Record<string, string>, bin = "bin/tsq.js"): TsqProcess {
   const child = spawn(process.execPath, [join(ROOT, bin), ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: guardedEnv(args, env),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let raw = "";
