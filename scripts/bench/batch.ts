@@ -15,25 +15,26 @@ import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/logger.js";
 import { resetServerConfig } from "../../src/server/serverConfig.js";
-import { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, messageOf, startRedis, table } from "./lib.js";
+import {
+  cleanupAll,
+  IN_FLIGHT,
+  inFlight,
+  inProcessWorkerOptions,
+  installCleanupHandlers,
+  medianOf,
+  messageOf,
+  startRedis,
+  table,
+} from "./lib.js";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string", default: "20000" }, repeat: { type: "string", default: "3" } },
 });
 const JOBS = Number(values.jobs);
 const REPEAT = Number(values.repeat);
-const IN_FLIGHT = 100;
 
 export class NoopBenchJob {
   perform(): void {}
-}
-
-async function inFlight(n: number, push: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < n) await push(next++);
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
 }
 
 /** Pushes JOBS jobs, in a batch or not; µs per push and the batch (if any). */
@@ -76,7 +77,7 @@ async function drain(url: string, client: Client, bid: string | undefined): Prom
   return us;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = medianOf;
 
 installCleanupHandlers();
 configureLogger({ level: "silent" });

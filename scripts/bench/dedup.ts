@@ -17,14 +17,23 @@ import { Client } from "../../src/client/Client.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/logger.js";
-import { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, messageOf, startRedis, table } from "./lib.js";
+import {
+  cleanupAll,
+  IN_FLIGHT,
+  inFlight,
+  inProcessWorkerOptions,
+  installCleanupHandlers,
+  medianOf,
+  messageOf,
+  startRedis,
+  table,
+} from "./lib.js";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string", default: "20000" }, repeat: { type: "string", default: "3" } },
 });
 const JOBS = Number(values.jobs);
 const REPEAT = Number(values.repeat);
-const IN_FLIGHT = 100;
 
 export class PlainBenchJob {
   perform(): void {}
@@ -49,14 +58,6 @@ export class UniqueStartBenchJob {
 }
 
 type Klass = { name: string };
-
-async function inFlight(n: number, push: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < n) await push(next++);
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
-}
 
 /** µs per push. */
 async function pushCost(client: Client, klass: Klass, sameArgs: boolean): Promise<number> {
@@ -93,7 +94,7 @@ async function jobCost(url: string, client: Client, klass: Klass): Promise<numbe
   return us;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = medianOf;
 
 installCleanupHandlers();
 // Each dropped or refused push logs one line (job_status "deduplicated", "not_unique"); silenced so the bench measures Redis and

@@ -17,7 +17,15 @@ import { rangeEnumerator } from "../../src/iterable/enumerators.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/logger.js";
-import { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, messageOf, startRedis, table } from "./lib.js";
+import {
+  cleanupAll,
+  inProcessWorkerOptions,
+  installCleanupHandlers,
+  medianOf,
+  messageOf,
+  startRedis,
+  table,
+} from "./lib.js";
 
 const { values } = parseArgs({
   options: {
@@ -83,7 +91,7 @@ function bareWalk(): number {
   return performance.now() - t0;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = medianOf;
 
 installCleanupHandlers();
 configureLogger({ level: "silent" });

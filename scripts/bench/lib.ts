@@ -12,6 +12,21 @@ import type { WorkerOptions } from "../../src/config/options.js";
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Pushes the in-process benches keep in flight, as a busy app's requests would. */
+export const IN_FLIGHT = 100;
+
+/** Runs `push(0..n-1)` with `lanes` calls in flight at a time. */
+export async function inFlight(n: number, push: (i: number) => Promise<unknown>, lanes = IN_FLIGHT): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < n) await push(next++);
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
+
+/** The middle value (the upper middle for an even count). */
+export const medianOf = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 /** The message of whatever was thrown. */
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 

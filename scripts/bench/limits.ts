@@ -15,7 +15,15 @@ import { Client } from "../../src/client/Client.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/logger.js";
-import { cleanupAll, inProcessWorkerOptions, installCleanupHandlers, messageOf, startRedis, table } from "./lib.js";
+import {
+  cleanupAll,
+  inProcessWorkerOptions,
+  installCleanupHandlers,
+  medianOf,
+  messageOf,
+  startRedis,
+  table,
+} from "./lib.js";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string", default: "10000" }, repeat: { type: "string", default: "3" } },
@@ -78,7 +86,7 @@ async function jobCost(url: string, client: Client, klass: Klass): Promise<numbe
   return us;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = medianOf;
 
 installCleanupHandlers();
 configureLogger({ level: "silent" }); // each parked job logs a line; the bench measures Redis, not the terminal

@@ -10,9 +10,8 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import type { Queue } from "bullmq";
 import { Client } from "../../src/index.js";
-import { cleanupAll, installCleanupHandlers, messageOf, startRedis, table } from "./lib.js";
+import { cleanupAll, IN_FLIGHT, inFlight, installCleanupHandlers, messageOf, startRedis, table } from "./lib.js";
 
-const IN_FLIGHT = 100;
 const BULK_BATCH = 1_000;
 const JOBS = { sequential: 10_000, concurrent: 50_000, bulk: 100_000, scheduled: 50_000 } as const;
 type Mode = keyof typeof JOBS;
@@ -33,14 +32,6 @@ interface Pusher {
   count(mode: Mode): Promise<number>;
   flush(): Promise<void>;
   close(): Promise<void>;
-}
-
-async function inFlight(n: number, push: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < n) await push(next++);
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
 }
 
 function tsqPusher(url: string): Pusher {
