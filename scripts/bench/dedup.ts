@@ -10,24 +10,11 @@
 // jobs run by an in-process worker (concurrency 10), plain vs until_executing vs until_executed vs unique
 // until start vs unique until success (one HDEL each). Each cell is the median of the rounds, in µs of
 // wall time per push or per job.
-import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { pino } from "pino";
 import { Client } from "../../src/client/Client.js";
-import { Launcher } from "../../src/server/Launcher.js";
-import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/logger.js";
-import {
-  cleanupAll,
-  IN_FLIGHT,
-  inFlight,
-  inProcessWorkerOptions,
-  installCleanupHandlers,
-  medianOf,
-  messageOf,
-  startRedis,
-  table,
-} from "./lib.js";
+import { jobCost, pushCost } from "./lockCost.js";
+import { cleanupAll, IN_FLIGHT, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string", default: "20000" }, repeat: { type: "string", default: "3" } },
@@ -57,43 +44,6 @@ export class UniqueStartBenchJob {
   perform(): void {}
 }
 
-type Klass = { name: string };
-
-/** µs per push. */
-async function pushCost(client: Client, klass: Klass, sameArgs: boolean): Promise<number> {
-  await client.redis.flushdb();
-  const t0 = performance.now();
-  await inFlight(JOBS, (i) => client.push({ class: klass, args: sameArgs ? [1] : [i] }));
-  const us = ((performance.now() - t0) * 1000) / JOBS;
-  const queued = await client.redis.llen("queue:default");
-  const expected = sameArgs ? 1 : JOBS;
-  if (queued !== expected) throw new Error(`${klass.name}: ${queued} jobs queued, expected ${expected}`);
-  return us;
-}
-
-/** µs per job: JOBS queued first, then drained by an in-process worker. */
-async function jobCost(url: string, client: Client, klass: Klass): Promise<number> {
-  await client.redis.flushdb();
-  await inFlight(JOBS, (i) => client.push({ class: klass, args: [i] }));
-  const registry = new Registry();
-  registry.register(klass as never);
-  const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, { logger: pino({ level: "silent" }) });
-  let done = 0;
-  const finished = new Promise<void>((resolve) =>
-    launcher.ctx.events.on("end", () => {
-      if (++done === JOBS) resolve();
-    }),
-  );
-  const t0 = performance.now();
-  await launcher.start();
-  await finished;
-  const us = ((performance.now() - t0) * 1000) / JOBS;
-  await launcher.stop();
-  const locks = (await client.redis.keys("tsq:lock:*")).length;
-  if (locks !== 0) throw new Error(`${klass.name}: ${locks} locks left after every job ran`);
-  return us;
-}
-
 const median = medianOf;
 
 installCleanupHandlers();
@@ -116,16 +66,16 @@ try {
     ["job: unique until success", []],
   ];
   for (let round = 0; round < REPEAT; round++) {
-    rows[0]![1].push(await pushCost(client, PlainBenchJob, false));
-    rows[1]![1].push(await pushCost(client, ExecutingBenchJob, false));
-    rows[2]![1].push(await pushCost(client, ExecutingBenchJob, true));
-    rows[3]![1].push(await jobCost(url, client, PlainBenchJob));
-    rows[4]![1].push(await jobCost(url, client, ExecutingBenchJob));
-    rows[5]![1].push(await jobCost(url, client, ExecutedBenchJob));
-    rows[6]![1].push(await pushCost(client, UniqueBenchJob, false));
-    rows[7]![1].push(await pushCost(client, UniqueBenchJob, true));
-    rows[8]![1].push(await jobCost(url, client, UniqueStartBenchJob));
-    rows[9]![1].push(await jobCost(url, client, UniqueBenchJob));
+    rows[0]![1].push(await pushCost(client, PlainBenchJob, JOBS, false));
+    rows[1]![1].push(await pushCost(client, ExecutingBenchJob, JOBS, false));
+    rows[2]![1].push(await pushCost(client, ExecutingBenchJob, JOBS, true));
+    rows[3]![1].push(await jobCost(url, client, PlainBenchJob, JOBS, "tsq:lock:*"));
+    rows[4]![1].push(await jobCost(url, client, ExecutingBenchJob, JOBS, "tsq:lock:*"));
+    rows[5]![1].push(await jobCost(url, client, ExecutedBenchJob, JOBS, "tsq:lock:*"));
+    rows[6]![1].push(await pushCost(client, UniqueBenchJob, JOBS, false));
+    rows[7]![1].push(await pushCost(client, UniqueBenchJob, JOBS, true));
+    rows[8]![1].push(await jobCost(url, client, UniqueStartBenchJob, JOBS, "tsq:lock:*"));
+    rows[9]![1].push(await jobCost(url, client, UniqueBenchJob, JOBS, "tsq:lock:*"));
   }
   await client.close();
   const base = { push: median(rows[0]![1]), job: median(rows[3]![1]) };

@@ -8,24 +8,11 @@
 // refused). Job: the same number of no-op jobs drained by an in-process worker (concurrency 10): plain,
 // until_executed (HEXISTS at start + suj-unlock-6.lua at the end), while_executing (run lock taken and
 // released around each run). Each cell is the median of the rounds.
-import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { pino } from "pino";
 import { Client } from "../../src/client/Client.js";
-import { Launcher } from "../../src/server/Launcher.js";
-import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/logger.js";
-import {
-  cleanupAll,
-  IN_FLIGHT,
-  inFlight,
-  inProcessWorkerOptions,
-  installCleanupHandlers,
-  medianOf,
-  messageOf,
-  startRedis,
-  table,
-} from "./lib.js";
+import { jobCost, pushCost } from "./lockCost.js";
+import { cleanupAll, IN_FLIGHT, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string", default: "10000" }, repeat: { type: "string", default: "3" } },
@@ -45,43 +32,6 @@ export class SujWhileBenchJob {
   perform(): void {}
 }
 
-type Klass = { name: string };
-
-/** µs per push. */
-async function pushCost(client: Client, klass: Klass, sameArgs: boolean): Promise<number> {
-  await client.redis.flushdb();
-  const t0 = performance.now();
-  await inFlight(JOBS, (i) => client.push({ class: klass, args: sameArgs ? [1] : [i] }));
-  const us = ((performance.now() - t0) * 1000) / JOBS;
-  const queued = await client.redis.llen("queue:default");
-  const expected = sameArgs ? 1 : JOBS;
-  if (queued !== expected) throw new Error(`${klass.name}: ${queued} jobs queued, expected ${expected}`);
-  return us;
-}
-
-/** µs per job: JOBS queued first, then drained by an in-process worker. */
-async function jobCost(url: string, client: Client, klass: Klass): Promise<number> {
-  await client.redis.flushdb();
-  await inFlight(JOBS, (i) => client.push({ class: klass, args: [i] }));
-  const registry = new Registry();
-  registry.register(klass as never);
-  const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, { logger: pino({ level: "silent" }) });
-  let done = 0;
-  const finished = new Promise<void>((resolve) =>
-    launcher.ctx.events.on("end", () => {
-      if (++done === JOBS) resolve();
-    }),
-  );
-  const t0 = performance.now();
-  await launcher.start();
-  await finished;
-  const us = ((performance.now() - t0) * 1000) / JOBS;
-  await launcher.stop();
-  const locks = (await client.redis.keys("uniquejobs:*:LOCKED")).length;
-  if (locks !== 0) throw new Error(`${klass.name}: ${locks} locks left after every job ran`);
-  return us;
-}
-
 const median = medianOf;
 
 installCleanupHandlers();
@@ -98,12 +48,12 @@ try {
     ["job: while_executing (run lock around perform)", []],
   ];
   for (let round = 0; round < REPEAT; round++) {
-    rows[0]![1].push(await pushCost(client, PlainBenchJob, false));
-    rows[1]![1].push(await pushCost(client, SujExecutedBenchJob, false));
-    rows[2]![1].push(await pushCost(client, SujExecutedBenchJob, true));
-    rows[3]![1].push(await jobCost(url, client, PlainBenchJob));
-    rows[4]![1].push(await jobCost(url, client, SujExecutedBenchJob));
-    rows[5]![1].push(await jobCost(url, client, SujWhileBenchJob));
+    rows[0]![1].push(await pushCost(client, PlainBenchJob, JOBS, false));
+    rows[1]![1].push(await pushCost(client, SujExecutedBenchJob, JOBS, false));
+    rows[2]![1].push(await pushCost(client, SujExecutedBenchJob, JOBS, true));
+    rows[3]![1].push(await jobCost(url, client, PlainBenchJob, JOBS, "uniquejobs:*:LOCKED"));
+    rows[4]![1].push(await jobCost(url, client, SujExecutedBenchJob, JOBS, "uniquejobs:*:LOCKED"));
+    rows[5]![1].push(await jobCost(url, client, SujWhileBenchJob, JOBS, "uniquejobs:*:LOCKED"));
   }
   await client.close();
   const base = { push: median(rows[0]![1]), job: median(rows[3]![1]) };

@@ -1,0 +1,52 @@
+// Per-push and per-job cost of a class in one process, for the lock benches (bench:dedup, bench:suj):
+// pushes `jobs` with 100 in flight, or queues them and times an in-process worker (concurrency 10)
+// draining them, then checks that nothing was left behind.
+import { performance } from "node:perf_hooks";
+import { pino } from "pino";
+import type { Client } from "../../src/client/Client.js";
+import { Launcher } from "../../src/server/Launcher.js";
+import { Registry } from "../../src/server/Registry.js";
+import { inFlight, inProcessWorkerOptions } from "./lib.js";
+
+export type Klass = { name: string };
+
+/** µs per push; with `sameArgs` every push is the same job, so all but the first are refused or dropped. */
+export async function pushCost(client: Client, klass: Klass, jobs: number, sameArgs: boolean): Promise<number> {
+  await client.redis.flushdb();
+  const t0 = performance.now();
+  await inFlight(jobs, (i) => client.push({ class: klass, args: sameArgs ? [1] : [i] }));
+  const us = ((performance.now() - t0) * 1000) / jobs;
+  const queued = await client.redis.llen("queue:default");
+  const expected = sameArgs ? 1 : jobs;
+  if (queued !== expected) throw new Error(`${klass.name}: ${queued} jobs queued, expected ${expected}`);
+  return us;
+}
+
+/** µs per job: `jobs` queued first, then drained; keys matching `leftover` must all be gone after. */
+export async function jobCost(
+  url: string,
+  client: Client,
+  klass: Klass,
+  jobs: number,
+  leftover: string,
+): Promise<number> {
+  await client.redis.flushdb();
+  await inFlight(jobs, (i) => client.push({ class: klass, args: [i] }));
+  const registry = new Registry();
+  registry.register(klass as never);
+  const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, { logger: pino({ level: "silent" }) });
+  let done = 0;
+  const finished = new Promise<void>((resolve) =>
+    launcher.ctx.events.on("end", () => {
+      if (++done === jobs) resolve();
+    }),
+  );
+  const t0 = performance.now();
+  await launcher.start();
+  await finished;
+  const us = ((performance.now() - t0) * 1000) / jobs;
+  await launcher.stop();
+  const locks = (await client.redis.keys(leftover)).length;
+  if (locks !== 0) throw new Error(`${klass.name}: ${locks} locks left after every job ran`);
+  return us;
+}
