@@ -17,6 +17,7 @@ import {
   formatQueueList,
   planChildren,
   resolveGroups,
+  splitShard,
   type ChildPlan,
   type GroupWorkers,
 } from "../cluster/groups.js";
@@ -26,6 +27,10 @@ import { exitOnOptionError } from "./workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "./clusterOptions.js";
 import { startClusterMetrics } from "../metrics/serve.js";
 import { WebServer } from "../web/index.js";
+import { ShardConnections } from "../shards/ShardConnections.js";
+import { resolveShardedGroups } from "../shards/groupShards.js";
+import { shardMapOf } from "../shards/serve.js";
+import { DEFAULT_SHARD } from "../shards/ShardMap.js";
 
 /** How long --dryrun / --list-queues wait for Redis's `queues` set before planning without it (ms). */
 const PLAN_REDIS_TIMEOUT = 3000;
@@ -46,7 +51,7 @@ async function loadWorkers(options: ClusterOptions): Promise<GroupWorkers> {
 async function knownQueues(
   options: ClusterOptions,
   { workers, router }: GroupWorkers,
-  redis: TsqRedis,
+  shards: ShardConnections,
   log: Logger,
 ): Promise<string[]> {
   const known = new Set<string>(router.ruleQueues());
@@ -55,14 +60,23 @@ async function knownQueues(
     if (worker.declaredQueue !== undefined || router.route(worker) !== undefined || queue !== "default")
       known.add(queue);
   }
-  const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), PLAN_REDIS_TIMEOUT).unref());
-  const fromRedis = await Promise.race([redis.smembers(QUEUES).catch(() => null), timeout]);
-  if (fromRedis === null)
-    log.warn(
-      { redis: redactUrl(options.worker.redisUrl) },
-      "could not read the Redis `queues` set; planning with the job module's queues only",
-    );
-  for (const q of fromRedis ?? []) known.add(q);
+  for (const { name: shard, queues } of shards.map.all()) {
+    for (const queue of queues) known.add(queue);
+    const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), PLAN_REDIS_TIMEOUT).unref());
+    const fromRedis = await Promise.race([
+      shards
+        .get(shard)
+        .smembers(QUEUES)
+        .catch(() => null),
+      timeout,
+    ]);
+    if (fromRedis === null)
+      log.warn(
+        { redis: redactUrl(shards.map.urlOf(shard)), ...(shards.map.sharded ? { shard } : {}) },
+        "could not read the Redis `queues` set; planning with the job module's queues only",
+      );
+    for (const q of fromRedis ?? []) known.add(q);
+  }
   return [...known].sort();
 }
 
@@ -98,19 +112,33 @@ async function startClusterWeb(options: ClusterOptions, log: Logger): Promise<{ 
   };
 }
 
-async function plan(options: ClusterOptions, redis: TsqRedis, log: Logger): Promise<ChildPlan[]> {
+async function plan(options: ClusterOptions, shards: ShardConnections, log: Logger): Promise<ChildPlan[]> {
   const base = options.worker.capsules[0]!;
-  let groups: QueueSpec[][];
+  const own = options.worker.shard ?? DEFAULT_SHARD;
+  const named = options.groups?.some((group) => splitShard(group).shard !== undefined) ?? false;
+  let groups: { queues: QueueSpec[]; shard: string }[];
   let labels: string[];
   if (options.groups && options.groups.length > 0) {
     const workers = await loadWorkers(options);
-    groups = resolveGroups(options.groups, await knownQueues(options, workers, redis, log), workers);
+    const known = await knownQueues(options, workers, shards, log);
+    groups =
+      shards.map.sharded || named
+        ? resolveShardedGroups(options.groups, known, shards.map, own, workers)
+        : resolveGroups(options.groups, known, workers).map((queues) => ({ queues, shard: own }));
     labels = options.groups;
   } else {
-    groups = [base.queues];
+    groups = [{ queues: base.queues, shard: own }];
     labels = [base.queues.map((q) => q.name).join(",")];
   }
-  return planChildren(groups, options.processes, base.concurrency, labels);
+  const children = planChildren(
+    groups.map((group) => group.queues),
+    options.processes,
+    base.concurrency,
+    labels,
+  );
+  // Without shards the plan stays as before (no shard in --dryrun, every child on the one Redis).
+  if (shards.map.sharded) for (const child of children) child.shard = groups[child.group]!.shard;
+  return children;
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -125,12 +153,21 @@ export async function main(argv: string[]): Promise<void> {
     base: { role: "supervisor" },
   });
   const redis = connect(options.worker.redisUrl, { name: "tsq-supervisor" });
+  // The supervisor's own Redis is its shard's; it reaches the others' for planning, pruning and /metrics.
+  const shards = new ShardConnections(shardMapOf(options.worker), "tsq-supervisor", {
+    shard: options.worker.shard ?? DEFAULT_SHARD,
+    redis,
+  });
+  const disconnectAll = () => {
+    shards.disconnect();
+    redis.disconnect();
+  };
   let children: ChildPlan[];
   try {
-    children = await plan(options, redis, log);
+    children = await plan(options, shards, log);
   } catch (error) {
     process.stderr.write(redactText(`tsq-cluster: ${error instanceof Error ? error.message : String(error)}\n`));
-    redis.disconnect();
+    disconnectAll();
     process.exit(2);
   }
   if (options.listQueues || options.dryrun) {
@@ -138,7 +175,7 @@ export async function main(argv: string[]): Promise<void> {
       ? formatQueueList([...new Set(children.flatMap((c) => c.queues.map((q) => q.name)))])
       : formatPlan(children);
     process.stdout.write(`${text}\n`);
-    redis.disconnect();
+    disconnectAll();
     return;
   }
 
@@ -149,6 +186,7 @@ export async function main(argv: string[]): Promise<void> {
     maxMemoryMb: options.maxMemoryMb,
     logger: log,
     redis,
+    redisOf: (shard) => (shard === undefined ? redis : shards.get(shard)),
   });
   let stopSignals = 0;
   const stop = (signal: string) => {
@@ -184,6 +222,7 @@ export async function main(argv: string[]): Promise<void> {
     plan: children,
     worker: options.worker,
     redis,
+    otherShards: shards.others(),
     port: options.metricsPort,
     host: options.metricsHost,
     logger: log,
@@ -193,6 +232,6 @@ export async function main(argv: string[]): Promise<void> {
   await web?.stop();
   await metrics?.stop();
   log.info({ code }, "tsq-cluster stopped");
-  redis.disconnect();
+  disconnectAll();
   process.exit(code);
 }

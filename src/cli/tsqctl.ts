@@ -6,6 +6,7 @@
  * 2 bad usage (unknown flag, bad arguments, a job the client refuses, a destructive command without
  * --yes when there is no terminal to ask on).
  */
+import { addShardOptions, applyShardOption } from "./tsqctl/shards.js";
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { TsqError } from "../errors.js";
@@ -63,11 +64,12 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerCancel(program, io);
   // Global options may come before the command too (`tsqctl --redis-url URL stats`), as kubectl, git -C
   // and redis-cli users type them; the command's own copy, after it, wins.
-  addRedisUrlOption(addJsonOption(program));
+  addShardOptions(addRedisUrlOption(addJsonOption(program)));
   program.hook("preAction", (root, action) => {
     for (const [key, value] of Object.entries(root.opts())) {
       if (action !== root && action.getOptionValue(key) === undefined) action.setOptionValue(key, value);
     }
+    applyShardOption(action, io);
   });
   return program;
 }

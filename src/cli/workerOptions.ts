@@ -22,6 +22,7 @@ import { redactUrl } from "../redis/connection.js";
 import { REDIS_URL_FORMAT } from "../redis/redisUrl.js";
 import { redactText, registerArgvSecrets, registerUrlSecrets } from "../secrets.js";
 import { VERSION } from "../version.js";
+import { servedShard, shardCapsules } from "../shards/serve.js";
 import { sizeLimitsFromEnv, type SizeLimits } from "../payloadSize/settings.js";
 
 /** A bad command line (unknown flag, missing or malformed value). `usage` is the help text to show. */
@@ -49,6 +50,7 @@ export interface WorkerFlags {
   fetch?: FetchMode;
   metricsPort?: number;
   metricsHost?: string;
+  shard?: string;
 }
 
 /** The settings the environment may give (REDIS_URL, TSQ_CONCURRENCY, TSQ_TIMEOUT). */
@@ -109,6 +111,10 @@ export function addWorkerFlags(command: Command): Command {
       )
       .option("-v, --verbose", "log at debug level (default: info)")
       .option("--redis-url <url>", `Redis URL, rediss:// for TLS (default: REDIS_URL or ${DEFAULTS.redisUrl})`)
+      .option(
+        "--shard <name>",
+        "serve this shard of the config's shards: (its Redis and queues; default: the top-level Redis)",
+      )
       .addOption(
         new Option(
           "--fetch <basic|reliable>",
@@ -143,7 +149,8 @@ export function resolveWorkerFlags(
   const config = locateConfig(flags.config, cwd);
   const file = config ? loadConfig(config.path, environment, config.label) : {};
   const options = merge(flags, file, readEnvironment(env), { cwd, environment, configFile: config?.path });
-  registerUrlSecrets(options.redisUrl);
+  for (const url of [options.redisUrl, ...(options.shards ?? []).map((shard) => shard.url)]) registerUrlSecrets(url);
+  registerUrlSecrets(options.defaultRedisUrl);
   return { options, cluster: file.cluster };
 }
 
@@ -282,9 +289,14 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
   const { concurrency: defaultConcurrency, ...defaults } = DEFAULTS;
   const concurrency = flags.concurrency ?? file.concurrency ?? fromEnv.concurrency ?? defaultConcurrency;
   const requirePath = flags.require ?? file.require;
+  const defaultRedisUrl = flags.redisUrl ?? file.redisUrl ?? file.redis ?? fromEnv.redisUrl ?? defaults.redisUrl;
+  const served = servedShard(flags.shard, defaultRedisUrl, file.shards ?? []);
   return {
     ...defaults,
-    redisUrl: flags.redisUrl ?? file.redisUrl ?? file.redis ?? fromEnv.redisUrl ?? defaults.redisUrl,
+    redisUrl: served.redisUrl,
+    shard: served.shard,
+    defaultRedisUrl,
+    shards: served.map.toConfig(),
     timeout: flags.timeout ?? file.timeout ?? fromEnv.timeout ?? defaults.timeout,
     heartbeatInterval: file.heartbeatInterval ?? defaults.heartbeatInterval,
     heartbeatTtl: file.heartbeatTtl ?? defaults.heartbeatTtl,
@@ -309,7 +321,7 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
     routingRules: file.routingRules ?? defaults.routingRules,
     // Relative to the working directory whether given as a flag or in the file, as Sidekiq's `-r`.
     require: requirePath === undefined ? undefined : resolve(context.cwd, requirePath),
-    capsules: capsulesOf(flags, file, concurrency),
+    capsules: shardCapsules(served, flags.queue, concurrency, () => capsulesOf(flags, file, concurrency)),
     tag: flags.tag ?? file.tag ?? basename(resolve(context.cwd)),
     labels: file.labels ?? [],
     environment: context.environment,

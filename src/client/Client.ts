@@ -4,16 +4,16 @@
  * `ZADD schedule <float seconds>` without `at`), pipelined in one round trip.
  */
 import { stampExpiry } from "../expiry/stamp.js";
-import { PushBuffer } from "../reliablePush/PushBuffer.js";
-import { resolveReliablePush, type ReliablePushOptions } from "../reliablePush/settings.js";
-import { ArgumentError, EnqueueError } from "../errors.js";
-import { explainRedisError } from "../redis/errors.js";
+import type { PreparedJob } from "../reliablePush/PushBuffer.js";
+import { resolveReliablePush, type ReliablePushOptions, type ReliablePushSettings } from "../reliablePush/settings.js";
+import { ArgumentError } from "../errors.js";
+import { DEFAULT_SHARD, type ShardMap } from "../shards/ShardMap.js";
+import { JobWriter } from "./JobWriter.js";
 import { Chain } from "../middleware/Chain.js";
 import { dumpPayload, inheritSource, newJid, type JobPayload, type JsonValue } from "../payload.js";
-import { connect, isFailoverError, type TsqRedis } from "../redis/connection.js";
+import { connect, type TsqRedis } from "../redis/connection.js";
 import { defineScripts } from "../redis/scripts.js";
-import { QUEUES, SCHEDULE, queueKey } from "../keys.js";
-import { formatSeconds, nowStamp, type TimestampFormat } from "../timestamps.js";
+import { nowStamp, type TimestampFormat } from "../timestamps.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
 import { jobNameOf, wireOptions, type JobClassLike } from "./options.js";
@@ -25,7 +25,7 @@ import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
 import { uniqueOnPush } from "../unique/clientMiddleware.js";
 import { sujOnPush } from "../uniqueJobs/clientMiddleware.js";
 import { attachJobClass } from "./jobClasses.js";
-import { joinBatches, markBatchMember } from "../batch/membership.js";
+import { markBatchMember } from "../batch/membership.js";
 import { attributeFields, currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
 
 /** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
@@ -45,6 +45,8 @@ export interface ClientOptions {
   maxInflatedBytes?: number;
   /** Routing rules for pushes that name no queue (default: the process's, see `configureRouting`). */
   router?: WorkerRouter;
+  /** Several Redis servers, each owning some queues: a push goes to its queue's shard (docs/shards.md). */
+  shards?: { map: ShardMap; home?: string };
   /**
    * Hold pushes in memory (bounded, in order) while Redis is unreachable and write them when it is back
    * (docs/flow-control.md#reliable-push). Default: TSQ_RELIABLE_PUSH, else off.
@@ -88,30 +90,30 @@ export const EPOCH_THRESHOLD = 1_000_000_000;
 
 export class Client {
   readonly middleware: Chain<ClientMiddlewareArgs>;
+  /** The connection of the home shard (the only one without `shards`). */
   readonly redis: TsqRedis;
-  private readonly ownsConnection: boolean;
+  private readonly home: JobWriter;
+  private readonly shards: { map: ShardMap; home: string; writers: Map<string, JobWriter> } | undefined;
+  private readonly reliable: ReliablePushSettings | undefined;
   private readonly format: TimestampFormat;
   private readonly version: 6 | 7 | 8;
   private readonly sizeLimits: SizeLimits;
   private readonly router: WorkerRouter | undefined;
-  private readonly buffer: PushBuffer | undefined;
 
   constructor(options: ClientOptions = {}) {
-    const reliable = resolveReliablePush(options.reliablePush);
+    this.reliable = resolveReliablePush(options.reliablePush);
     if (typeof options.redis === "object") {
       // A connection made elsewhere gets tsq's scripts too (defining them again is harmless).
       this.redis = defineScripts(options.redis);
-      this.ownsConnection = false;
+      this.home = new JobWriter(this.redis, false, this.reliable);
     } else {
-      // No auto-pipelining: a push is one command (push-jobs-2.lua) and pushes in flight already share
-      // the socket; a pipeline per tick doubled the CPU of a push awaited alone (npm run bench:push).
-      this.redis = connect(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl, {
-        name: "tsq-client",
-        autoPipelining: false,
-        // Reliable push holds a push made while Redis is away instead of letting it wait in ioredis.
-        ...(reliable ? { offlineQueue: false } : {}),
-      });
-      this.ownsConnection = true;
+      this.redis = this.open(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl);
+      this.home = new JobWriter(this.redis, true, this.reliable);
+    }
+    if (options.shards?.map.sharded) {
+      const home = options.shards.home ?? DEFAULT_SHARD;
+      options.shards.map.get(home); // a ConfigError naming the shards when it is not one
+      this.shards = { map: options.shards.map, home, writers: new Map([[home, this.home]]) };
     }
     this.middleware = options.middleware ?? new Chain<ClientMiddlewareArgs>();
     instrumentClient(this.middleware); // a producer span per push, when an OpenTelemetry SDK is registered
@@ -120,12 +122,28 @@ export class Client {
     this.format = this.version === 8 ? "milliseconds" : "seconds";
     this.sizeLimits = resolveSizeLimits(options);
     this.router = options.router;
-    if (reliable) this.buffer = new PushBuffer(this.redis, (entries) => this.rawPush(entries), reliable);
   }
 
   /** Jobs held in memory by reliable push, waiting for Redis (0 when it is off). */
   get bufferedJobs(): number {
-    return this.buffer?.size ?? 0;
+    let held = this.home.buffered;
+    for (const writer of this.shards?.writers.values() ?? []) if (writer !== this.home) held += writer.buffered;
+    return held;
+  }
+
+  /** The connection to the Redis that owns `queue`: the home one unless shards say otherwise. */
+  redisFor(queue: string): TsqRedis {
+    return this.writerFor(queue).redis;
+  }
+
+  /** True when `queue` lives on this client's home Redis (always, without shards). */
+  ownsQueue(queue: string): boolean {
+    return this.writerFor(queue) === this.home;
+  }
+
+  /** Writes a job made by `build` (for callers whose atomic step could not include the write). */
+  async sendBuilt(built: PreparedJob): Promise<void> {
+    await this.send([built]);
   }
 
   /**
@@ -133,7 +151,7 @@ export class Client {
    * For callers that write the job as part of an atomic step of their own (a periodic job's tick claim).
    * Null when a middleware stopped the push.
    */
-  async build(item: PushItem): Promise<{ job: JobPayload; json: string } | null> {
+  async build(item: PushItem): Promise<PreparedJob | null> {
     const job = this.normalize(item);
     const json = await this.prepare(job);
     return json === null ? null : { job, json };
@@ -173,7 +191,7 @@ export class Client {
 
     const jids: (string | null)[] = [];
     for (let start = 0; start < args.length; start += size) {
-      const slice: { job: JobPayload; json: string }[] = [];
+      const slice: PreparedJob[] = [];
       for (let i = start; i < Math.min(start + size, args.length); i++) {
         const when = Array.isArray(at) ? at[i] : at;
         const job = this.normalize({
@@ -198,7 +216,7 @@ export class Client {
    */
   async pushMany(items: readonly PushItem[]): Promise<(string | null)[]> {
     const results: (string | null)[] = [];
-    const ready: { job: JobPayload; json: string }[] = [];
+    const ready: PreparedJob[] = [];
     for (const item of items) {
       const job = this.normalize(item);
       const json = await this.prepare(job);
@@ -209,10 +227,34 @@ export class Client {
     return results;
   }
 
-  /** Closes the connection if this client opened it, after reliable push's buffer had its chance to land. */
+  /** Closes the connections this client opened, after reliable push's buffers had their chance to land. */
   async close(): Promise<void> {
-    await this.buffer?.close();
-    if (this.ownsConnection) await this.redis.quit().catch(() => this.redis.disconnect());
+    const others = [...(this.shards?.writers.values() ?? [])].filter((writer) => writer !== this.home);
+    await Promise.all([this.home.close(), ...others.map((writer) => writer.close())]);
+  }
+
+  private open(url: string): TsqRedis {
+    // No auto-pipelining: a push is one command (push-jobs-2.lua) and pushes in flight already share
+    // the socket; a pipeline per tick doubled the CPU of a push awaited alone (npm run bench:push).
+    return connect(url, {
+      name: "tsq-client",
+      autoPipelining: false,
+      // Reliable push holds a push made while Redis is away instead of letting it wait in ioredis.
+      ...(this.reliable ? { offlineQueue: false } : {}),
+    });
+  }
+
+  /** The writer for `queue`'s shard, its connection opened on first use. */
+  private writerFor(queue: string): JobWriter {
+    if (this.shards === undefined) return this.home;
+    const { map, writers } = this.shards;
+    const shard = map.shardOf(queue);
+    let writer = writers.get(shard);
+    if (writer === undefined) {
+      writer = new JobWriter(this.open(map.urlOf(shard)), true, this.reliable);
+      writers.set(shard, writer);
+    }
+    return writer;
   }
 
   /** Validates the item and fills in Sidekiq's defaults (`normalize_item`). */
@@ -263,7 +305,8 @@ export class Client {
 
   /** Runs middleware, strict args and the size check. Returns the JSON, or null if a middleware refused. */
   private async prepare(job: JobPayload): Promise<string | null> {
-    const ran = await this.middleware.invoke([job.class, job, job.queue, this.redis], async () => {});
+    // Locks (deduplication, unique jobs) live beside the job, on its queue's shard.
+    const ran = await this.middleware.invoke([job.class, job, job.queue, this.redisFor(job.queue)], async () => {});
     if (!ran) return null;
     verifyStrictArgs(job.args);
     for (const [key, value] of Object.entries(job)) {
@@ -289,64 +332,17 @@ export class Client {
     return limitPayloadSize(job, stored, dumpPayload(stored), this.sizeLimits);
   }
 
-  /** Through reliable push's buffer when it is on. */
-  private async send(entries: { job: JobPayload; json: string }[]): Promise<void> {
-    // Batch members join before the write, so none can finish before its batch knows it (src/batch).
-    const joined = joinBatches(
-      this.redis,
-      entries.map((e) => e.job),
-    );
-    const undoJoin = joined && (await joined);
-    try {
-      await (this.buffer ? this.buffer.push(entries) : this.rawPush(entries));
-    } catch (error) {
-      await undoJoin?.();
-      throw error;
+  /** Groups prepared jobs by the Redis (shard) of their queue and writes each group in one round trip. */
+  private async send(entries: PreparedJob[]): Promise<void> {
+    if (this.shards === undefined) return this.home.write(entries);
+    const groups = new Map<JobWriter, PreparedJob[]>();
+    for (const entry of entries) {
+      const writer = this.writerFor(entry.job.queue);
+      const group = groups.get(writer) ?? [];
+      group.push(entry);
+      groups.set(writer, group);
     }
-  }
-
-  /** Writes prepared jobs in one pipelined round trip; on a failover error reconnects and retries once. */
-  private async rawPush(entries: { job: JobPayload; json: string }[]): Promise<void> {
-    try {
-      try {
-        await this.writeOnce(entries);
-      } catch (error) {
-        if (!isFailoverError(error)) throw error;
-        this.redis.disconnect(true);
-        await this.writeOnce(entries);
-      }
-    } catch (error) {
-      throw refused(entries, error);
-    }
-  }
-
-  private async writeOnce(entries: { job: JobPayload; json: string }[]): Promise<void> {
-    if (entries.length === 1 && entries[0]!.job.at === undefined) {
-      // One job, as performAsync pushes it: one push-jobs-2.lua call. Two commands per push (SADD,
-      // LPUSH) in a pipeline of their own cost half the throughput with many pushes in flight.
-      const { job, json } = entries[0]!;
-      await this.redis.pushJobs(QUEUES, queueKey(job.queue), job.queue, json);
-      return;
-    }
-    const pipeline = this.redis.pipeline();
-    const scored: string[] = [];
-    const byQueue = new Map<string, string[]>();
-    for (const { job, json } of entries) {
-      if (job.at !== undefined) {
-        scored.push(formatSeconds(job.at), json);
-        continue;
-      }
-      const list = byQueue.get(job.queue) ?? [];
-      list.push(json);
-      byQueue.set(job.queue, list);
-    }
-    if (scored.length > 0) pipeline.zadd(SCHEDULE, ...scored);
-    if (byQueue.size > 0) {
-      pipeline.sadd(QUEUES, ...byQueue.keys());
-      for (const [queue, jsons] of byQueue) pipeline.lpush(queueKey(queue), ...jsons);
-    }
-    const results = (await pipeline.exec()) ?? [];
-    for (const [error] of results) if (error) throw error;
+    await Promise.all([...groups].map(([writer, group]) => writer.write(group)));
   }
 }
 
@@ -354,18 +350,6 @@ export class Client {
 function duplicateOf(job: JobPayload): string | null {
   const existing = job["duplicate-of"];
   return typeof existing === "string" && existing !== "" ? existing : null;
-}
-
-/** A Redis refusal as an error that says what it means, what to do, and that nothing was enqueued. */
-function refused(entries: { job: JobPayload }[], error: unknown): EnqueueError {
-  const first = entries[0]!.job;
-  const what =
-    entries.length === 1 ? `job ${first.class} (jid ${first.jid})` : `${entries.length} jobs of ${first.class}`;
-  const problem = explainRedisError(error);
-  return new EnqueueError(
-    `${what} was not enqueued: Redis refused the write: ${problem.advice} (Redis said: ${problem.reply})`,
-    { cause: error },
-  );
 }
 
 /** Re-exported for the Job API: JSON-native argument values. */

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { workKey, processKey } from "../keys.js";
 import { toEpochSeconds, nowSeconds } from "../timestamps.js";
-import type { Child, Supervisor, SupervisorOptions } from "./Supervisor.js";
+import { childRedis, type Child, type Supervisor, type SupervisorOptions } from "./Supervisor.js";
 import { batchJobs } from "../server/ProcessState.js";
 
 /** RSS of another process in bytes (Linux /proc), or undefined if it cannot be read. */
@@ -74,7 +74,8 @@ export class HealthWatch {
 
   private async checkHang(child: Child): Promise<void> {
     if (!child.identity) return;
-    const { redis, hangThreshold, logger } = this.options;
+    const { hangThreshold, logger } = this.options;
+    const redis = childRedis(this.options, child.slot.plan);
     const beat = toEpochSeconds(await redis.hget(processKey(child.identity), "beat"));
     // No record at all means it expired (60 s) while the process stayed alive: hung as well.
     const age = beat === undefined ? (performance.now() - (child.readyAt ?? 0)) / 1000 : nowSeconds() - beat;

@@ -36,6 +36,13 @@ export interface SupervisorOptions {
   logger: Logger;
   /** For pruning and the heartbeat watch. */
   redis: TsqRedis;
+  /** The connection to a child's shard (src/shards); absent: `redis` for every child. */
+  redisOf?: (shard: string | undefined) => TsqRedis;
+}
+
+/** The Redis a child works against: its shard's. */
+export function childRedis(options: SupervisorOptions, plan: ChildPlan): TsqRedis {
+  return options.redisOf?.(plan.shard) ?? options.redis;
 }
 
 export interface Child {
@@ -314,7 +321,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private async prune(child: Child): Promise<void> {
     const { identity } = child;
     if (!identity) return;
-    const { redis, logger, worker } = this.options;
+    const { logger, worker } = this.options;
+    const redis = childRedis(this.options, child.slot.plan);
     try {
       await redis.multi().srem(PROCESSES, identity).unlink(workKey(identity), legacyWorkKey(identity)).exec();
       // A dead leader's record would block periodic jobs until it expires (leaderTtl, 60 s); one that

@@ -8,6 +8,8 @@
  * - If the supervisor dies (even by SIGKILL) the IPC channel closes: the child stops gracefully within
  *   its timeout and exits, so no orphan keeps running.
  */
+import { shardMapOf } from "../shards/serve.js";
+import { DEFAULT_SHARD } from "../shards/ShardMap.js";
 import cluster from "node:cluster";
 import { configureLogger, type Logger } from "../logger.js";
 import { Launcher } from "../server/Launcher.js";
@@ -40,9 +42,14 @@ export async function runChild(): Promise<void> {
     base: { child: plan.index, group: plan.groupLabel },
   });
   guard(log);
+  const planned = { name: "default", concurrency: plan.concurrency, queues: plan.queues };
+  // A child of another shard than the cluster's serves that shard's Redis, and only its group's queues:
+  // the config's extra capsules belong to the cluster's own shard.
+  const elsewhere = plan.shard !== undefined && plan.shard !== (options.shard ?? DEFAULT_SHARD);
   const workerOptions = {
     ...options,
-    capsules: [{ name: "default", concurrency: plan.concurrency, queues: plan.queues }, ...options.capsules.slice(1)],
+    ...(plan.shard === undefined ? {} : { shard: plan.shard, redisUrl: shardMapOf(options).urlOf(plan.shard) }),
+    capsules: elsewhere ? [planned] : [planned, ...options.capsules.slice(1)],
   };
 
   // A stop that arrives while the job module is still loading: nothing has been fetched, so leave now

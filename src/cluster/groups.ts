@@ -39,6 +39,8 @@ export interface ChildPlan {
   group: number;
   /** The group as given, e.g. `critical,default`; shown in logs and as the `group` metrics label. */
   groupLabel: string;
+  /** The shard the child serves (src/shards); absent when no shards are configured. */
+  shard?: string;
   queues: QueueSpec[];
   /** Job slots of the child's default capsule (`-c`). */
   concurrency: number;
@@ -76,18 +78,37 @@ export function parseGroup(group: string, index: number): string[] {
   });
 }
 
-/** Checks a GROUP's syntax, as a query or a queue list; throws a ConfigError naming the group. */
+/** Checks a GROUP's syntax, as a query or a queue list with an optional `@shard`; throws a ConfigError naming the group. */
 export function checkGroup(group: string, index: number): void {
-  if (looksLikeQuery(group)) parseQuery(group, `queue group ${index}`);
-  else parseGroup(group, index);
+  const { body, shard } = splitShard(group);
+  if (shard === "")
+    throw new ConfigError(`queue group ${index} (${JSON.stringify(group)}) ends in "@"; name a shard after it`);
+  if (looksLikeQuery(body)) parseQuery(body, `queue group ${index}`);
+  else parseGroup(body, index);
+}
+
+/** A group without its `@shard` suffix (src/shards/groupShards.ts), and the shard it names, if any. */
+export function splitShard(group: string): { body: string; shard: string | undefined } {
+  const at = group.lastIndexOf("@");
+  if (at < 0) return { body: group, shard: undefined };
+  return { body: group.slice(0, at), shard: group.slice(at + 1).trim() };
 }
 
 /** Resolves each GROUP into its queues and weights, in first-appearance order. See the file comment. */
 export function resolveGroups(groups: string[], knownQueues: string[], workers?: GroupWorkers): QueueSpec[][] {
-  const known = [...new Set(knownQueues)];
-  return groups.map((group, index) =>
-    looksLikeQuery(group) ? resolveQueryGroup(group, index, workers) : resolveGroup(group, index, known),
-  );
+  return groups.map((group, index) => resolveGroupAt(group, index, knownQueues, workers));
+}
+
+/** Resolves one GROUP, the `index`-th (for messages). */
+export function resolveGroupAt(
+  group: string,
+  index: number,
+  knownQueues: string[],
+  workers?: GroupWorkers,
+): QueueSpec[] {
+  return looksLikeQuery(group)
+    ? resolveQueryGroup(group, index, workers)
+    : resolveGroup(group, index, [...new Set(knownQueues)]);
 }
 
 function resolveQueryGroup(group: string, index: number, context: GroupWorkers | undefined): QueueSpec[] {
@@ -173,9 +194,10 @@ export function planChildren(
  */
 export function formatPlan(plan: ChildPlan[]): string {
   return plan
-    .map(({ index, group, groupLabel, queues, concurrency }) => {
+    .map(({ index, group, groupLabel, queues, concurrency, shard }) => {
       const list = queues.map(({ name, weight }) => (weight > 0 ? `${name} (weight ${weight})` : name)).join(", ");
-      return `child ${index} (group ${group} ${JSON.stringify(groupLabel)}): queues ${list}; concurrency ${concurrency}`;
+      const where = shard === undefined ? "" : `shard ${shard}; `;
+      return `child ${index} (group ${group} ${JSON.stringify(groupLabel)}): ${where}queues ${list}; concurrency ${concurrency}`;
     })
     .join("\n");
 }

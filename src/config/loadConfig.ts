@@ -11,6 +11,8 @@ import { ConfigError } from "../errors.js";
 import { redactUrl } from "../redis/connection.js";
 import { parseRedisUrl, REDIS_URL_FORMAT } from "../redis/redisUrl.js";
 import { redisSection } from "./redisSection.js";
+import { shardsSection } from "./shardsSection.js";
+import type { ShardConfig } from "../shards/ShardMap.js";
 import type { FetchMode, QueueSpec } from "./options.js";
 import type { CronEntry } from "../cron/entry.js";
 import { WorkerRouter, type RoutingRule } from "../attributes/WorkerRouter.js";
@@ -119,6 +121,8 @@ export interface FileSettings {
   sidekiqCronPollInterval?: number;
   /** `[query, queue]` pairs, queries already parsed once to catch mistakes. */
   routingRules?: RoutingRule[];
+  /** Redis servers that own some queues each (src/shards); the top-level Redis is the "default" one. */
+  shards?: ShardConfig[];
 }
 
 export const QUEUE_FORMAT =
@@ -385,4 +389,5 @@ const TOP_LEVEL: Schema<FileSettings> = {
   sidekiqCron: boolean,
   sidekiqCronPollInterval: positiveNumber,
   routingRules,
+  shards: shardsSection,
 };

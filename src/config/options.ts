@@ -3,6 +3,7 @@
  * flags, the config file, the environment and DEFAULTS have been merged and validated.
  */
 import type { Defaults } from "./defaults.js";
+import type { ShardConfig } from "../shards/ShardMap.js";
 
 /** One queue of a capsule. Weight 0 means none was given (strict order when all are 0). */
 export interface QueueSpec {
@@ -33,6 +34,12 @@ export interface WorkerOptions extends Omit<Defaults, "concurrency"> {
   /** Port for GET /metrics on a single process; 0 or undefined = off. */
   metricsPort: number | undefined;
   metricsHost: string;
+  /** The shard this process serves (`--shard`, default "default"); `redisUrl` is its Redis. */
+  shard?: string;
+  /** The top-level Redis: the "default" shard, which owns every queue no shard lists. */
+  defaultRedisUrl?: string;
+  /** The config's `shards:` (besides the default), for routing pushes (src/shards). */
+  shards?: ShardConfig[];
   /** Path of the config file that was read, if any (for logs). */
   configFile: string | undefined;
 }

@@ -160,10 +160,19 @@ export class CronScheduler extends PassLoop {
       return;
     }
     // The claim and the push are one atomic step: a leader killed mid-tick has either done both or neither.
+    // A queue on another shard (src/shards) cannot share the step: claim, then push (at most once).
     const { job, json } = built;
+    const local = ctx.client.ownsQueue(job.queue);
     let claim: Awaited<ReturnType<CronStore["claim"]>>;
     try {
-      claim = await store.claim(entry.name, tick, ctx.identity, this.timing.claimTtl, { queue: job.queue, json });
+      claim = await store.claim(
+        entry.name,
+        tick,
+        ctx.identity,
+        this.timing.claimTtl,
+        local ? { queue: job.queue, json } : undefined,
+      );
+      if (claim === "push" && !local) await ctx.client.sendBuilt(built);
     } catch (error) {
       ctx.logger.error(
         { err: error, schedule: entry.name, tick },

@@ -38,6 +38,8 @@ const REASONS: readonly RestartReason[] = ["crash", "memory", "hang", "rolling"]
 export interface ClusterMetricsOptions {
   plan: ChildPlan[];
   redis: TsqRedis;
+  /** The other shards' connections: their gauges are summed with this one's (queues are each on one). */
+  otherShards?: TsqRedis[] | undefined;
   /** Job slots of every capsule but the default one, which each child runs as well. */
   extraConcurrency: number;
 }
@@ -54,7 +56,7 @@ interface Known {
 
 export class ClusterMetrics {
   private readonly registry = new Registry();
-  private readonly redisGauges: RedisGauges;
+  private readonly redisGauges: RedisGauges[];
   /** Newest snapshot per child, by node:cluster worker id. */
   private readonly known = new Map<number, Known>();
   private retired: MetricFamily[] = [];
@@ -70,7 +72,7 @@ export class ClusterMetrics {
     private readonly supervisor: Supervisor,
     private readonly options: ClusterMetricsOptions,
   ) {
-    this.redisGauges = new RedisGauges(options.redis);
+    this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map((redis) => new RedisGauges(redis));
     this.restarts = new Counter({
       name: "tsq_cluster_child_restarts_total",
       help: "Children replaced, by group and reason (crash, memory, hang, rolling).",
@@ -99,14 +101,14 @@ export class ClusterMetrics {
   async families(): Promise<MetricFamily[]> {
     const [own, fromRedis] = await Promise.all([
       familiesOf(this.registry),
-      this.redisGauges.read(REDIS_WAIT_MS),
+      Promise.all(this.redisGauges.map((gauges) => gauges.read(REDIS_WAIT_MS))),
       this.refresh(),
     ]);
     this.foldDead(performance.now());
     const live: MetricFamily[][] = [];
     const dead: MetricFamily[][] = [];
     for (const k of this.known.values()) (k.diedAt === undefined ? live : dead).push(k.families);
-    return this.guard.apply(mergeFamilies([own, fromRedis, this.retired, ...dead.map(monotonicOnly), ...live]));
+    return this.guard.apply(mergeFamilies([own, ...fromRedis, this.retired, ...dead.map(monotonicOnly), ...live]));
   }
 
   /** Asks every child that has been talking for a fresh snapshot; resolves when all answered or after CHILD_WAIT_MS. */

@@ -35,6 +35,8 @@ export interface ClusterMetricsSettings {
   plan: ChildPlan[];
   worker: WorkerOptions;
   redis: TsqRedis;
+  /** The other shards' connections (src/shards): their queues and sets are in /metrics too. */
+  otherShards?: TsqRedis[];
   port: number;
   host: string;
   logger: Logger;
@@ -44,10 +46,10 @@ export async function startClusterMetrics(
   supervisor: Supervisor,
   settings: ClusterMetricsSettings,
 ): Promise<MetricsHandle | undefined> {
-  const { plan, worker, redis, port, host, logger } = settings;
+  const { plan, worker, redis, port, host, logger, otherShards } = settings;
   if (port === 0) return undefined;
   const extraConcurrency = worker.capsules.slice(1).reduce((sum, c) => sum + c.concurrency, 0);
-  const collector = new ClusterMetrics(supervisor, { plan, redis, extraConcurrency });
+  const collector = new ClusterMetrics(supervisor, { plan, redis, otherShards, extraConcurrency });
   collector.start();
   const ping = pinger(redis);
   const server = new MetricsServer(

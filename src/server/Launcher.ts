@@ -11,6 +11,8 @@ import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { Client } from "../client/Client.js";
 import { configureClient } from "../client/defaultClient.js";
+import { shardMapOf } from "../shards/serve.js";
+import { DEFAULT_SHARD } from "../shards/ShardMap.js";
 import type { WorkerOptions } from "../config/options.js";
 import { logger as rootLogger, type Logger } from "../logger.js";
 import { connect, type TsqRedis } from "../redis/connection.js";
@@ -83,6 +85,8 @@ export class Launcher {
       maxPayloadBytes: options.maxPayloadBytes,
       compressThresholdBytes: options.compressThresholdBytes,
       maxInflatedBytes: options.maxInflatedBytes,
+      // Jobs that enqueue jobs reach every shard; this process's own Redis serves its shard's queues.
+      shards: { map: shardMapOf(options), home: options.shard ?? DEFAULT_SHARD },
     });
     configureClient(client);
     this.ctx = {
@@ -158,7 +162,9 @@ export class Launcher {
     this.limiter.start();
     this.keyedLimiter.start();
     this.poller.start();
-    this.cron = startCron(this.ctx);
+    // Periodic jobs have one leader fleet-wide, elected on the default shard: a leader per shard would
+    // enqueue every tick once per shard.
+    if ((this.ctx.options.shard ?? DEFAULT_SHARD) === DEFAULT_SHARD) this.cron = startCron(this.ctx);
     const { options } = this.ctx;
     this.ctx.logger.info(
       {
@@ -166,6 +172,7 @@ export class Launcher {
         capsules: options.capsules.map((c) => ({ name: c.name, concurrency: c.concurrency, queues: c.queues })),
         jobs: this.ctx.registry.names(),
         fetch: options.fetch,
+        ...(options.shards?.length ? { shard: options.shard ?? DEFAULT_SHARD } : {}),
       },
       "tsq worker started",
     );

@@ -16,7 +16,8 @@ import {
   type CliIO,
 } from "./common.js";
 import { argsText, delimit, duration, relative, table } from "./format.js";
-import { jobJson, statsJson, type QueueJson } from "./views.js";
+import { jobJson, statsJson, type QueueJson, type StatsJson } from "./views.js";
+import { everyShard, shardMap, sumStats, type ShardFlags } from "./shards.js";
 
 interface JsonFlags {
   json?: boolean;
@@ -26,13 +27,28 @@ interface JsonFlags {
 /** Entries listed when --limit is not given. */
 export const DEFAULT_LIMIT = 50;
 
-async function stats(flags: JsonFlags & { days: number }, io: CliIO): Promise<void> {
-  const url = resolveRedisUrl(flags.redisUrl, io);
+async function statsOf(url: string, days: number): Promise<StatsJson> {
   const api = await withRedis(url, async (redis) => {
     const stats = new Stats(redis);
-    return { snapshot: await stats.fetch(), history: await stats.history(flags.days) };
+    return { snapshot: await stats.fetch(), history: await stats.history(days) };
   });
-  const json = statsJson(api.snapshot, api.history);
+  return statsJson(api.snapshot, api.history);
+}
+
+async function stats(flags: JsonFlags & ShardFlags & { days: number }, io: CliIO): Promise<void> {
+  const shards = everyShard(flags, io);
+  let json: StatsJson & { shards?: Record<string, StatsJson> };
+  if (shards === undefined) {
+    json = await statsOf(resolveRedisUrl(flags.redisUrl, io), flags.days);
+  } else {
+    const perShard = await Promise.all(
+      shards.map(async ({ shard, url }) => ({ shard, stats: await statsOf(url, flags.days) })),
+    );
+    json = {
+      ...sumStats(perShard, shardMap(flags, io).shardOf("default")),
+      shards: Object.fromEntries(perShard.map(({ shard, stats }) => [shard, stats])),
+    };
+  }
   if (flags.json) return printJson(io, json);
   const rows: [string, string][] = [
     ["Processed", delimit(json.processed)],
@@ -52,8 +68,23 @@ async function stats(flags: JsonFlags & { days: number }, io: CliIO): Promise<vo
     days.map((day) => [day, delimit(json.history.processed[day] ?? 0), delimit(json.history.failed[day] ?? 0)]),
     new Set([1, 2]),
   );
-  io.out(`${[...lines, "", ...history].join("\n")}\n`);
+  const perShard = Object.entries(json.shards ?? {}).map(([shard, s]) => [
+    shard,
+    delimit(s.processed),
+    delimit(s.failed),
+    delimit(s.enqueued),
+    delimit(s.retry_size),
+    delimit(s.dead_size),
+    delimit(s.processes_size),
+  ]);
+  const shardTable =
+    perShard.length === 0
+      ? []
+      : ["", ...table(["SHARD", "PROCESSED", "FAILED", "ENQUEUED", "RETRIES", "DEAD", "PROCESSES"], perShard, NUMERIC)];
+  io.out(`${[...lines, ...shardTable, "", ...history].join("\n")}\n`);
 }
+
+const NUMERIC = new Set([1, 2, 3, 4, 5, 6]);
 
 export async function queueSummaries(queues: Queue[]): Promise<QueueJson[]> {
   const now = nowSeconds();
@@ -67,13 +98,28 @@ export async function queueSummaries(queues: Queue[]): Promise<QueueJson[]> {
   );
 }
 
-async function queues(flags: JsonFlags, io: CliIO): Promise<void> {
-  const url = resolveRedisUrl(flags.redisUrl, io);
-  const summaries = await withRedis(url, async (redis) => queueSummaries(await Queue.all(redis)));
+async function queues(flags: JsonFlags & ShardFlags, io: CliIO): Promise<void> {
+  const shards = everyShard(flags, io);
+  const read = (url: string) => withRedis(url, async (redis) => queueSummaries(await Queue.all(redis)));
+  const summaries: (QueueJson & { shard?: string })[] =
+    shards === undefined
+      ? await read(resolveRedisUrl(flags.redisUrl, io))
+      : (
+          await Promise.all(
+            shards.map(async ({ shard, url }) => (await read(url)).map((queue) => ({ ...queue, shard }))),
+          )
+        ).flat();
   if (flags.json) return printJson(io, summaries);
   if (summaries.length === 0) return io.out("no queues\n");
-  const rows = summaries.map((q) => [q.name, delimit(q.size), duration(q.latency), q.paused ? "paused" : ""]);
-  io.out(`${table(["QUEUE", "SIZE", "LATENCY", "PAUSED"], rows, new Set([1, 2])).join("\n")}\n`);
+  const rows = summaries.map((q) => [
+    q.name,
+    delimit(q.size),
+    duration(q.latency),
+    q.paused ? "paused" : "",
+    ...(shards ? [q.shard ?? ""] : []),
+  ]);
+  const header = ["QUEUE", "SIZE", "LATENCY", "PAUSED", ...(shards ? ["SHARD"] : [])];
+  io.out(`${table(header, rows, new Set([1, 2])).join("\n")}\n`);
 }
 
 async function queue(name: string, flags: JsonFlags & { limit: number }, io: CliIO): Promise<void> {
@@ -111,12 +157,14 @@ export function registerStats(program: Command, io: CliIO): void {
     .command("stats")
     .description("processed/failed counters, set sizes, busy jobs, and daily history (Sidekiq::Stats)")
     .option("--days <n>", "days of history, newest first (default 7)", positiveInteger("--days"), 7);
-  addRedisUrlOption(addJsonOption(statsCommand)).action((flags: JsonFlags & { days: number }) => stats(flags, io));
+  addRedisUrlOption(addJsonOption(statsCommand)).action((flags: JsonFlags & ShardFlags & { days: number }) =>
+    stats(flags, io),
+  );
 
   const queuesCommand = program
     .command("queues")
     .description("every known queue with its size, latency and whether it is paused");
-  addRedisUrlOption(addJsonOption(queuesCommand)).action((flags: JsonFlags) => queues(flags, io));
+  addRedisUrlOption(addJsonOption(queuesCommand)).action((flags: JsonFlags & ShardFlags) => queues(flags, io));
 
   const queueCommand = program
     .command("queue")
