@@ -8,7 +8,7 @@
  */
 import { configureLogger, type Logger } from "../logger.js";
 import { redactText } from "../secrets.js";
-import { connect, redactUrl, type TsqRedis } from "../redis/connection.js";
+import { connect, redactUrl } from "../redis/connection.js";
 import { QUEUES } from "../keys.js";
 import { Registry } from "../server/Registry.js";
 import { Supervisor } from "../cluster/Supervisor.js";
