@@ -15,7 +15,7 @@ import { freePort, useRedis } from "../helpers/redis.js";
 import { ROOT, eventually, startTsq, type TsqProcess } from "../helpers/tsqProcess.js";
 import { scratchDir } from "../helpers/fixtures.js";
 import { request } from "../metrics/http.js";
-import { parseExposition, type ParsedFamily } from "../metrics/promText.js";
+import { parseExposition } from "../metrics/promText.js";
 
 const one = useRedis();
 const two = useRedis();
