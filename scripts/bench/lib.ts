@@ -214,13 +214,14 @@ export interface PrivateRedis {
   dir: string;
 }
 
-export async function startRedis(): Promise<PrivateRedis> {
+/** `extraArgs`: more redis-server flags, e.g. ["--enable-debug-command", "local"]. */
+export async function startRedis(extraArgs: readonly string[] = []): Promise<PrivateRedis> {
   const port = await freePort();
   const dir = makeTempDir("tsq-bench-redis-");
   const child = spawnTracked(
     "redis-server",
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, ...extraArgs],
     { cwd: dir, last: true },
   );
   const { stdout, stderr } = child;

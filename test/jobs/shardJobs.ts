@@ -25,10 +25,3 @@ export class HopJob extends Job {
     await ShardCountJob.set({ queue: "b" }).performAsync(index);
   }
 }
-
-/** Costs its shard's Redis `ms` of server time (DEBUG SLEEP): a Redis-bound job for the shard bench. */
-export class RedisBoundJob extends Job {
-  async perform(ms: number): Promise<void> {
-    await redis().call("DEBUG", "SLEEP", String(ms / 1000));
-  }
-}
