@@ -3,30 +3,27 @@
  * `Client#push` does (immediate: `SADD queues` + `LPUSH queue:<q>` with `enqueued_at`; scheduled:
  * `ZADD schedule <float seconds>` without `at`), pipelined in one round trip.
  */
-import { stampExpiry } from "../expiry/stamp.js";
 import type { PreparedJob } from "../reliablePush/PushBuffer.js";
 import { resolveReliablePush, type ReliablePushOptions, type ReliablePushSettings } from "../reliablePush/settings.js";
 import { ArgumentError } from "../errors.js";
 import { DEFAULT_SHARD, type ShardMap } from "../shards/ShardMap.js";
 import { JobWriter } from "./JobWriter.js";
 import { Chain } from "../middleware/Chain.js";
-import { dumpPayload, inheritSource, newJid, type JobPayload, type JsonValue } from "../payload.js";
+import { dumpPayload, type JobPayload, type JsonValue } from "../payload.js";
 import { connect, type TsqRedis } from "../redis/connection.js";
 import { defineScripts } from "../redis/scripts.js";
 import { nowStamp, type TimestampFormat } from "../timestamps.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
-import { jobNameOf, wireOptions, type JobClassLike } from "./options.js";
+import type { JobClassLike } from "./options.js";
 import { instrumentClient } from "../tracing/index.js";
-import { addCorrelationId } from "../tracing/correlation.js";
 import { limitPayloadSize } from "../payloadSize/compress.js";
 import { resolveSizeLimits, type SizeLimits } from "../payloadSize/settings.js";
 import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
 import { uniqueOnPush } from "../unique/clientMiddleware.js";
 import { sujOnPush } from "../uniqueJobs/clientMiddleware.js";
-import { attachJobClass } from "./jobClasses.js";
-import { markBatchMember } from "../batch/membership.js";
-import { attributeFields, currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
+import { currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
+import { normalizeItem } from "./normalize.js";
 
 /** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
 export type ClientMiddlewareArgs = [className: string, job: JobPayload, queue: string, redis: TsqRedis];
@@ -84,9 +81,7 @@ export interface BulkItem {
  */
 export const LOCK_MIDDLEWARE = [deduplicateOnPush, uniqueOnPush, sujOnPush] as const; // sujOnPush: docs/sidekiq-unique-jobs.md
 
-const JOB_DEFAULTS = { retry: true, queue: "default" } as const;
-/** Sidekiq treats intervals below this as relative seconds, above as epoch seconds. */
-export const EPOCH_THRESHOLD = 1_000_000_000;
+export { EPOCH_THRESHOLD } from "./normalize.js";
 
 export class Client {
   readonly middleware: Chain<ClientMiddlewareArgs>;
@@ -257,50 +252,8 @@ export class Client {
     return writer;
   }
 
-  /** Validates the item and fills in Sidekiq's defaults (`normalize_item`). */
   private normalize(item: PushItem): JobPayload {
-    if (item === null || typeof item !== "object") throw new ArgumentError("push: expected a job object");
-    const { class: klass, ...given } = item;
-    // A field set to undefined (`{ queue: opts.queue }`) means "not given", as it would in JSON.
-    const fields = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
-    if (typeof klass !== "string" && typeof klass !== "function") {
-      throw new ArgumentError('push: "class" must be a class name or a job class');
-    }
-    const className = jobNameOf(klass);
-    if (className === "") throw new ArgumentError('push: "class" must not be empty');
-    if (!Array.isArray(fields.args)) throw new ArgumentError(`push: args for ${className} must be an array`);
-    const classOptions = typeof klass === "string" ? {} : wireOptions((klass as JobClassLike).options);
-    // Worker attributes (routed queue, job version) sit below the class's options and the push's fields.
-    const attributes = attributeFields(klass, this.router ?? currentRouter());
-    const job = { class: className, ...JOB_DEFAULTS, ...attributes, ...classOptions, ...fields } as JobPayload;
-    job.class = className;
-    inheritSource(item, job);
-    attachJobClass(job, klass);
-
-    if (typeof job.queue !== "string" || job.queue === "")
-      throw new ArgumentError(`push: queue for ${className} must be a non-empty string`);
-    if (job.at !== undefined && (typeof job.at !== "number" || !Number.isFinite(job.at))) {
-      throw new ArgumentError(`push: at for ${className} must be epoch seconds (a finite number)`);
-    }
-    if (job.tags !== undefined && !Array.isArray(job.tags))
-      throw new ArgumentError(`push: tags for ${className} must be an array`);
-    if (job.retry !== undefined && typeof job.retry !== "boolean" && !(Number.isInteger(job.retry) && job.retry >= 0)) {
-      throw new ArgumentError(`push: retry for ${className} must be true, false or a retry count >= 0`);
-    }
-    if (
-      job.retry_for !== undefined &&
-      !(typeof job.retry_for === "number" && job.retry_for >= 0 && job.retry_for < EPOCH_THRESHOLD)
-    ) {
-      throw new ArgumentError(`push: retry_for for ${className} must be relative seconds (0 to 1e9)`);
-    }
-    if (job.jid === undefined) job.jid = newJid();
-    else if (typeof job.jid !== "string" || job.jid === "")
-      throw new ArgumentError("push: jid must be a non-empty string");
-    if (job.created_at === undefined) job.created_at = nowStamp(this.format);
-    stampExpiry(job, className);
-    markBatchMember(job); // inside a `batch.jobs` block: gets the bid; joins in send()
-    addCorrelationId(job);
-    return job;
+    return normalizeItem(item, this.router ?? currentRouter(), this.format);
   }
 
   /** Runs middleware, strict args and the size check. Returns the JSON, or null if a middleware refused. */
@@ -338,6 +291,14 @@ export class Client {
     const groups = new Map<JobWriter, PreparedJob[]>();
     for (const entry of entries) {
       const writer = this.writerFor(entry.job.queue);
+      // A batch's record lives on the shard that opened it; its jobs must run where they can update it.
+      if (writer !== this.home && typeof entry.job.bid === "string") {
+        throw new ArgumentError(
+          `${entry.job.class} (queue ${entry.job.queue}) cannot join batch ${entry.job.bid}: the queue lives on shard ` +
+            `${this.shards.map.shardOf(entry.job.queue)} and the batch on shard ${this.shards.home}; ` +
+            "push a batch's jobs to queues of the shard that creates it",
+        );
+      }
       const group = groups.get(writer) ?? [];
       group.push(entry);
       groups.set(writer, group);

@@ -157,7 +157,7 @@ test("one tsq-cluster serves both shards; jobs cross shards; tsqctl and /metrics
     20_000,
     "queue sizes of both shards in /metrics",
   );
-  const processes = (families.get("tsq_processes"))?.samples[0]?.value;
+  const processes = families.get("tsq_processes")?.samples[0]?.value;
   assert.equal(processes, 2);
 });
 

@@ -9,7 +9,8 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { Queue } from "../../api/index.js";
 import { POLL_INTERVAL } from "../../pause/PausedQueues.js";
-import { addJsonOption, addRedisUrlOption, printJson, resolveRedisUrl, withRedis, type CliIO } from "./common.js";
+import { addJsonOption, addRedisUrlOption, printJson, withRedis, type CliIO } from "./common.js";
+import { queueUrl } from "./shards.js";
 
 interface Flags {
   json?: boolean;
@@ -30,7 +31,7 @@ export function registerPause(program: Command, io: CliIO): void {
     .description("stop every worker fetching from a queue; jobs pushed meanwhile wait in it")
     .argument("<queue>", "queue name, e.g. default", queueName);
   addRedisUrlOption(addJsonOption(pause)).action(async (name: string, flags: Flags) => {
-    const changed = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) => new Queue(r, name).pause());
+    const changed = await withRedis(queueUrl(flags, io, name), (r) => new Queue(r, name).pause());
     if (flags.json) return printJson(io, { queue: name, paused: true, changed });
     io.out(
       changed
@@ -44,7 +45,7 @@ export function registerPause(program: Command, io: CliIO): void {
     .description("let workers fetch from a paused queue again")
     .argument("<queue>", "queue name, e.g. default", queueName);
   addRedisUrlOption(addJsonOption(unpause)).action(async (name: string, flags: Flags) => {
-    const changed = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) => new Queue(r, name).unpause());
+    const changed = await withRedis(queueUrl(flags, io, name), (r) => new Queue(r, name).unpause());
     if (flags.json) return printJson(io, { queue: name, paused: false, changed });
     io.out(changed ? `${name}: unpaused; ${NOTICE}\n` : `${name}: was not paused\n`);
   });

@@ -4,6 +4,8 @@
  *
  *   tsqctl push HardJob '["bob", 5]' -q critical --in 60 --retry 3
  */
+import { shardMap, type ShardFlags } from "./shards.js";
+import { DEFAULT_SHARD } from "../../shards/ShardMap.js";
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { Client, EPOCH_THRESHOLD, type PushItem } from "../../client/Client.js";
 import { verifyStrictArgs } from "../../client/strictArgs.js";
@@ -11,7 +13,7 @@ import { nowSeconds } from "../../timestamps.js";
 import { addRedisUrlOption, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
 import { addModuleOptions, loadJobModule, type ModuleFlags } from "./jobModule.js";
 
-interface PushFlags extends ModuleFlags {
+interface PushFlags extends ModuleFlags, ShardFlags {
   queue?: string;
   in?: number;
   at?: number;
@@ -97,7 +99,17 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
   if (flags.queue !== undefined) item.queue = flags.queue;
   if (flags.retry !== undefined) item.retry = flags.retry;
   if (at !== undefined) item.at = at;
-  const jid = await withRedis(url, (redis) => new Client({ redis, router }).push(item));
+  // On a sharded Redis (config shards:) the job goes to its queue's shard, unless one Redis was chosen.
+  const map = flags.redisUrl === undefined && flags.shard === undefined ? shardMap(flags, io) : undefined;
+  const home = map?.sharded ? map.urlOf(DEFAULT_SHARD) : url;
+  const jid = await withRedis(home, async (redis) => {
+    const client = new Client({ redis, router, ...(map?.sharded ? { shards: { map } } : {}) });
+    try {
+      return await client.push(item);
+    } finally {
+      await client.close();
+    }
+  });
   // No middleware is configured here, so the push is never refused; be explicit if it ever is.
   if (jid === null) throw new Error("the push was stopped by a client middleware");
   io.out(`${jid}\n`);

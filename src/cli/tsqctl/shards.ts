@@ -11,7 +11,7 @@ import type { Command } from "commander";
 import { resolveWorkerFlags } from "../workerOptions.js";
 import { shardMapOf } from "../../shards/serve.js";
 import type { ShardMap } from "../../shards/ShardMap.js";
-import { UsageError, type CliIO } from "./common.js";
+import { resolveRedisUrl, UsageError, type CliIO } from "./common.js";
 import type { StatsJson } from "./views.js";
 
 export interface ShardFlags {
@@ -96,3 +96,15 @@ const COUNTS = [
   "processes_size",
   "workers_size",
 ] as const;
+
+/** The Redis of `queue`: --redis-url / --shard when given, else the shard the config says owns it. */
+export function queueUrl(flags: ShardFlags, io: CliIO, queue: string): string {
+  if (flags.redisUrl !== undefined || flags.shard !== undefined) return resolveRedisUrl(flags.redisUrl, io);
+  const map = shardMap(flags, io);
+  return map.sharded ? map.urlOf(map.shardOf(queue)) : resolveRedisUrl(flags.redisUrl, io);
+}
+
+/** Where a fleet-wide setting (a kill switch) is written: every shard, unless one Redis was chosen. */
+export function settingUrls(flags: ShardFlags, io: CliIO): string[] {
+  return everyShard(flags, io)?.map(({ url }) => url) ?? [resolveRedisUrl(flags.redisUrl, io)];
+}

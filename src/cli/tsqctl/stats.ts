@@ -17,7 +17,7 @@ import {
 } from "./common.js";
 import { argsText, delimit, duration, relative, table } from "./format.js";
 import { jobJson, statsJson, type QueueJson, type StatsJson } from "./views.js";
-import { everyShard, shardMap, sumStats, type ShardFlags } from "./shards.js";
+import { everyShard, queueUrl, shardMap, sumStats, type ShardFlags } from "./shards.js";
 
 interface JsonFlags {
   json?: boolean;
@@ -122,10 +122,10 @@ async function queues(flags: JsonFlags & ShardFlags, io: CliIO): Promise<void> {
   io.out(`${table(header, rows, new Set([1, 2])).join("\n")}\n`);
 }
 
-async function queue(name: string, flags: JsonFlags & { limit: number }, io: CliIO): Promise<void> {
+async function queue(name: string, flags: JsonFlags & ShardFlags & { limit: number }, io: CliIO): Promise<void> {
   if (name === "") throw new UsageError("the queue name must not be empty");
-  const url = resolveRedisUrl(flags.redisUrl, io);
   const queueName = name.startsWith("queue:") ? name.slice("queue:".length) : name;
+  const url = queueUrl(flags, io, queueName);
   const result = await withRedis(url, async (redis) => {
     const q = new Queue(redis, queueName);
     const jobs = await q.first(flags.limit === 0 ? Infinity : flags.limit);
@@ -176,7 +176,7 @@ export function registerStats(program: Command, io: CliIO): void {
       positiveInteger("--limit", true),
       DEFAULT_LIMIT,
     );
-  addRedisUrlOption(addJsonOption(queueCommand)).action((name: string, flags: JsonFlags & { limit: number }) =>
-    queue(name, flags, io),
+  addRedisUrlOption(addJsonOption(queueCommand)).action(
+    (name: string, flags: JsonFlags & ShardFlags & { limit: number }) => queue(name, flags, io),
   );
 }

@@ -19,6 +19,8 @@ import {
   type KillSwitch,
 } from "../../killSwitch/switches.js";
 import { addJsonOption, addRedisUrlOption, printJson, resolveRedisUrl, withRedis, type CliIO } from "./common.js";
+import { settingUrls, type ShardFlags } from "./shards.js";
+import type { TsqRedis } from "../../redis/connection.js";
 import { duration, relative, table } from "./format.js";
 
 interface Flags {
@@ -45,6 +47,15 @@ function className(text: string): string {
 
 const NOTICE = `workers apply it within ${DEFAULTS.killSwitchRefreshInterval} s (kill_switch_refresh_interval)`;
 
+/**
+ * Runs `write` on every shard (a class's jobs may run on any of them) or on the one Redis chosen with
+ * --redis-url / --shard; resolves to the first shard's answer.
+ */
+async function onEvery<T>(flags: Flags & ShardFlags, io: CliIO, write: (redis: TsqRedis) => Promise<T>): Promise<T> {
+  const answers = await Promise.all(settingUrls(flags, io).map((url) => withRedis(url, write)));
+  return answers[0]!;
+}
+
 export function registerSwitches(program: Command, io: CliIO): void {
   const defer = program
     .command("defer")
@@ -53,9 +64,7 @@ export function registerSwitches(program: Command, io: CliIO): void {
     .option("--for <duration>", "how far each job is pushed back: 30s, 5m, 2h (default 5m)", parseDelay);
   addRedisUrlOption(addJsonOption(defer)).action(async (klass: string, flags: Flags & { for?: number }) => {
     const delay = flags.for ?? DEFAULT_DEFER_DELAY;
-    const value = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) =>
-      setSwitch(r, klass, { action: "defer", delay }),
-    );
+    const value = await onEvery(flags, io, (r) => setSwitch(r, klass, { action: "defer", delay }));
     if (flags.json) return printJson(io, { class: klass, ...value });
     io.out(`${klass}: jobs deferred by ${duration(delay)} each until 'tsqctl resume ${klass}'; ${NOTICE}\n`);
   });
@@ -65,7 +74,7 @@ export function registerSwitches(program: Command, io: CliIO): void {
     .description("discard a job class's jobs without running them, logging each jid (a kill switch)")
     .argument("<class>", "job class name as in the payload, e.g. ImportJob", className);
   addRedisUrlOption(addJsonOption(drop)).action(async (klass: string, flags: Flags) => {
-    const value = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) => setSwitch(r, klass, { action: "drop" }));
+    const value = await onEvery(flags, io, (r) => setSwitch(r, klass, { action: "drop" }));
     if (flags.json) return printJson(io, { class: klass, ...value });
     io.out(`${klass}: jobs dropped until 'tsqctl resume ${klass}'; ${NOTICE}\n`);
   });
@@ -75,7 +84,7 @@ export function registerSwitches(program: Command, io: CliIO): void {
     .description("remove a job class's kill switch: its jobs run again")
     .argument("<class>", "job class name", className);
   addRedisUrlOption(addJsonOption(resume)).action(async (klass: string, flags: Flags) => {
-    const removed = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) => removeSwitch(r, klass));
+    const removed = await onEvery(flags, io, (r) => removeSwitch(r, klass));
     if (flags.json) return printJson(io, { class: klass, removed });
     io.out(removed ? `${klass}: resumed; ${NOTICE}\n` : `${klass}: no kill switch was set\n`);
   });
