@@ -54,6 +54,9 @@ describe("defaults", () => {
       metricsPort: undefined,
       metricsHost: "127.0.0.1",
       configFile: undefined,
+      shard: "default",
+      defaultRedisUrl: DEFAULTS.redisUrl,
+      shards: [],
     });
     assert.equal(cluster, undefined);
   });
