@@ -32,6 +32,7 @@ export {
   type BulkItem,
 } from "./client/Client.js";
 export { configureClient, defaultClient, closeDefaultClient } from "./client/defaultClient.js";
+export { ShardMap, DEFAULT_SHARD, type ShardConfig } from "./shards/ShardMap.js";
 export { Chain, type Middleware, type Next } from "./middleware/Chain.js";
 export type { JobPayload, JsonValue } from "./payload.js";
 export {
