@@ -8,6 +8,7 @@
  * - If the supervisor dies (even by SIGKILL) the IPC channel closes: the child stops gracefully within
  *   its timeout and exits, so no orphan keeps running.
  */
+import { registerUrlSecrets } from "../secrets.js";
 import { shardMapOf } from "../shards/serve.js";
 import { DEFAULT_SHARD } from "../shards/ShardMap.js";
 import cluster from "node:cluster";
@@ -42,6 +43,8 @@ export async function runChild(): Promise<void> {
     base: { child: plan.index, group: plan.groupLabel },
   });
   guard(log);
+  // Every shard's password is masked from the first log line on, not only once its connection opens.
+  for (const shard of shardMapOf(options).all()) registerUrlSecrets(shard.url);
   const planned = { name: "default", concurrency: plan.concurrency, queues: plan.queues };
   // A child of another shard than the cluster's serves that shard's Redis, and only its group's queues:
   // the config's extra capsules belong to the cluster's own shard.
