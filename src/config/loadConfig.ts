@@ -119,6 +119,8 @@ export interface FileSettings {
   sidekiqCronPollInterval?: number;
   /** `[query, queue]` pairs, queries already parsed once to catch mistakes. */
   routingRules?: RoutingRule[];
+  /** Write Sidekiq 8's per-class metrics keys. */
+  executionMetrics?: boolean;
 }
 
 export const QUEUE_FORMAT =
@@ -385,4 +387,5 @@ const TOP_LEVEL: Schema<FileSettings> = {
   sidekiqCron: boolean,
   sidekiqCronPollInterval: positiveNumber,
   routingRules,
+  executionMetrics: boolean,
 };
