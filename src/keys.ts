@@ -49,6 +49,7 @@
  *   j|<yymmdd>|<H>:<MM>       HASH   Sidekiq 8 metrics, one minute: `<Class>|ms`, `|p`, `|f` (EXPIRE 8 h);
  *                                    `j|<yymmdd>|<H>:<M>` (last minute digit cut) is the 10-minute rollup (3 d)
  *   h|<Class>-<d>-<H>:<M>     STRING Sidekiq 8 metrics: 26 u16 BITFIELD run-time buckets of one minute (8 h)
+ *   <YYYYmmdd>-marks          HASH   Sidekiq::Deploy marks: ISO minute -> label (read by the Metrics page)
  */
 
 export const QUEUES = "queues";
@@ -314,4 +315,8 @@ export function executionCountsKey(bucket: string): string {
 /** Sidekiq 8's run-time histogram of a class for one minute, `window` as `14-8:5` (day-hour:minute, unpadded). */
 export function executionHistogramKey(className: string, window: string): string {
   return `h|${className}-${window}`;
+}
+/** `Sidekiq::Deploy`'s marks of a UTC day, e.g. `20250214-marks`. */
+export function deployMarksKey(day: Date): string {
+  return `${day.toISOString().slice(0, 10).replaceAll("-", "")}-marks`;
 }

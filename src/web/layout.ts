@@ -15,6 +15,7 @@ const TABS: [string, string][] = [
   ["Retries", "/retries"],
   ["Scheduled", "/scheduled"],
   ["Dead", "/morgue"],
+  ["Metrics", "/metrics"],
   ["Failures", "/failures"],
   ["Search", "/search"],
 ];

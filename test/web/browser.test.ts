@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { Client } from "../../src/client/Client.js";
 import { PROCESSES, RETRY, processKey, queueKey, signalsKey } from "../../src/keys.js";
+import { minuteBucket } from "../../src/metrics/executionLayout.js";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { HOSTILE, HOSTILE_TEXT, seed, startWeb, type WebHandle } from "./webHelpers.js";
@@ -123,7 +124,15 @@ test(
     );
     assert.equal(await page.locator("#live-status").textContent(), "paused (tab hidden)");
 
+    // Sidekiq 8 metrics keys: the worker's (flushed with its heartbeat) and a Ruby-written hostile class.
+    await redis.redis.hset(`j|${minuteBucket(new Date())}`, `${HOSTILE[0]}|p`, "2", `${HOSTILE[0]}|ms`, "40");
+    await eventually(
+      async () => (await redis.redis.keys("h|RecordJob-*")).length > 0,
+      30_000,
+      "the worker wrote its execution metrics",
+    );
     for (const [name, path] of [
+      ["metrics", "/metrics"],
       ["busy", "/busy"],
       ["queues", "/queues"],
       ["queue", "/queues/default"],
@@ -140,6 +149,12 @@ test(
       assert.equal(await page.locator("main script, main img").count(), 0, `${name}: injected elements`);
       await checkClean(page, name);
     }
+    await page.goto(`${web.url}/metrics`);
+    assert.ok((await page.locator("#metrics-chart polyline").count()) >= 2, "a line per class on /metrics");
+    await page.goto(`${web.url}/metrics/RecordJob`);
+    assert.ok((await page.locator("#histogram-chart rect").count()) > 0, "histogram bars");
+    assert.ok((await page.locator("#bubble-chart circle").count()) > 0, "per-minute bubbles");
+    await checkClean(page, "metrics-class");
     await page.goto(`${web.url}/busy`);
     assert.ok((await page.locator("main").innerText()).includes(HOSTILE[1]!), "the hostile tag is shown as text");
 
