@@ -16,6 +16,7 @@ const TABS: [string, string][] = [
   ["Scheduled", "/scheduled"],
   ["Dead", "/morgue"],
   ["Metrics", "/metrics"],
+  ["Cron", "/cron"],
   ["Failures", "/failures"],
   ["Search", "/search"],
 ];

@@ -7,6 +7,7 @@ import { busy, busyAction } from "./pages/busy.js";
 import { dashboard, stats, statsQueues, stream } from "./pages/dashboard.js";
 import { failures, failuresAction } from "./pages/failures.js";
 import { classMetrics, metrics } from "./pages/metrics.js";
+import { cron, cronAction } from "./pages/cron.js";
 import { deleteQueueJob, queueAction, queuePage, queues } from "./pages/queues.js";
 import { search, searchAction } from "./pages/search.js";
 import {
@@ -47,6 +48,8 @@ export const ROUTES: RouteDef[] = [
   r("POST", `/queues/${SEGMENT}/delete`, deleteQueueJob),
   r("GET", "/metrics", metrics),
   r("GET", `/metrics/${SEGMENT}`, classMetrics),
+  r("GET", "/cron", cron),
+  r("POST", `/cron/${SEGMENT}/${SEGMENT}/${SEGMENT}`, cronAction),
   r("GET", "/failures", failures),
   r("POST", "/failures", failuresAction),
   r("GET", "/search", search),

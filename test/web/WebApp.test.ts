@@ -37,6 +37,7 @@ const PAGES = [
   "/failures",
   "/search?q=FailJob",
   "/metrics",
+  "/cron",
 ];
 
 test("every page renders hostile Redis text escaped, with a fresh CSP nonce and no inline handlers", async () => {

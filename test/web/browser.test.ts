@@ -14,7 +14,15 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { Client } from "../../src/client/Client.js";
-import { PROCESSES, RETRY, processKey, queueKey, signalsKey } from "../../src/keys.js";
+import {
+  PROCESSES,
+  RETRY,
+  SIDEKIQ_CRON_JOBS,
+  processKey,
+  queueKey,
+  sidekiqCronJobKey,
+  signalsKey,
+} from "../../src/keys.js";
 import { minuteBucket } from "../../src/metrics/executionLayout.js";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
@@ -155,6 +163,22 @@ test(
     assert.ok((await page.locator("#histogram-chart rect").count()) > 0, "histogram bars");
     assert.ok((await page.locator("#bubble-chart circle").count()) > 0, "per-minute bubbles");
     await checkClean(page, "metrics-class");
+
+    // Enable a disabled sidekiq-cron schedule from the Cron tab.
+    await redis.redis.sadd(SIDEKIQ_CRON_JOBS, sidekiqCronJobKey("nightly"));
+    await redis.redis.hset(sidekiqCronJobKey("nightly"), {
+      name: "nightly",
+      klass: HOSTILE[1]!,
+      cron: "0 3 * * *",
+      args: "[]",
+      status: "disabled",
+    });
+    await page.goto(`${web.url}/cron`);
+    assert.ok((await page.locator("main").innerText()).includes(HOSTILE[1]!), "the class is shown as text");
+    await checkClean(page, "cron");
+    await page.getByRole("button", { name: "Enable" }).click();
+    await page.waitForURL(`${web.url}/cron`);
+    assert.equal(await redis.redis.hget(sidekiqCronJobKey("nightly"), "status"), "enabled");
     await page.goto(`${web.url}/busy`);
     assert.ok((await page.locator("main").innerText()).includes(HOSTILE[1]!), "the hostile tag is shown as text");
 
