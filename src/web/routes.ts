@@ -8,6 +8,7 @@ import { dashboard, stats, statsQueues, stream } from "./pages/dashboard.js";
 import { failures, failuresAction } from "./pages/failures.js";
 import { classMetrics, metrics } from "./pages/metrics.js";
 import { cron, cronAction } from "./pages/cron.js";
+import { bulkCancel, bulkPage } from "./pages/bulk.js";
 import { deleteQueueJob, queueAction, queuePage, queues } from "./pages/queues.js";
 import { search, searchAction } from "./pages/search.js";
 import {
@@ -50,6 +51,8 @@ export const ROUTES: RouteDef[] = [
   r("GET", `/metrics/${SEGMENT}`, classMetrics),
   r("GET", "/cron", cron),
   r("POST", `/cron/${SEGMENT}/${SEGMENT}/${SEGMENT}`, cronAction),
+  r("GET", "/bulk", bulkPage),
+  r("POST", `/bulk/${SEGMENT}/cancel`, bulkCancel),
   r("GET", "/failures", failures),
   r("POST", "/failures", failuresAction),
   r("GET", "/search", search),

@@ -229,6 +229,29 @@ test(
     await page.waitForURL(`${web.url}/retries`);
     assert.equal(await redis.redis.zcard(RETRY), 0);
 
+    // Retry the dead set at 2 jobs a second, in the background; /bulk shows it until it is done.
+    await page.goto(`${web.url}/morgue`);
+    const dead = await redis.redis.zcard("dead");
+    assert.ok(dead >= 4, `dead entries to retry: ${dead}`);
+    await page.locator("input.pace").fill("2");
+    await page.getByRole("button", { name: "Retry now (all)" }).click();
+    await page.waitForURL(`${web.url}/bulk`);
+    assert.ok((await page.locator("#bulk-table").innerText()).includes("2/s"));
+    await checkClean(page, "bulk");
+    // The page reloads itself (refresh: 2) until the retry is done, then stops: the next goto is not raced.
+    await eventually(
+      async () =>
+        (
+          await page
+            .locator("#bulk-table")
+            .innerText()
+            .catch(() => "")
+        ).includes("done"),
+      30_000,
+      "/bulk shows the paced retry done",
+    );
+    assert.equal(await redis.redis.zcard("dead"), 0, "the paced retry drained the dead set");
+
     // Quiet the real worker; it reports quiet at its next heartbeat.
     await page.goto(`${web.url}/busy`);
     await page.locator(`tr[data-identity="${identity}"]`).getByRole("button", { name: "Quiet" }).click();
