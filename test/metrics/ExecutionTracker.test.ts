@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
@@ -163,6 +163,10 @@ test("switched off (execution_metrics: false / --no-execution-metrics): no metri
   const cwd = mkdtempSync(join(tmpdir(), "tsq-exec-"));
   assert.equal(resolveWorkerOptions([], {}, cwd).options.executionMetrics, true, "on by default");
   assert.equal(resolveWorkerOptions(["--no-execution-metrics"], {}, cwd).options.executionMetrics, false);
+  mkdirSync(join(cwd, "config"));
+  writeFileSync(join(cwd, "config", "tsq.yml"), "execution_metrics: false\n");
+  assert.equal(resolveWorkerOptions([], {}, cwd).options.executionMetrics, false, "from the config file");
+  assert.equal(resolveWorkerOptions(["--execution-metrics"], {}, cwd).options.executionMetrics, true, "flag wins");
 });
 
 async function waitFor(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
