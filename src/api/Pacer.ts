@@ -61,3 +61,29 @@ export class Pacer {
     this.options.onProgress?.(done);
   }
 }
+
+/** Entries `paceEach` acts on concurrently at most. */
+const EACH_BATCH = 100;
+
+/**
+ * Calls `act` on each item, at most `perSecond` a second (a group of entries rather than a whole set);
+ * resolves to how many it returned true for. An abort stops it before the next batch.
+ */
+export async function paceEach<T>(
+  items: readonly T[],
+  pace: PaceOptions,
+  act: (item: T) => Promise<boolean>,
+): Promise<number> {
+  const pacer = new Pacer(EACH_BATCH, pace);
+  let done = 0;
+  for (let i = 0; i < items.length;) {
+    await pacer.ready();
+    if (pacer.stopped) break;
+    const batch = items.slice(i, i + pacer.batchSize);
+    i += batch.length;
+    pacer.took(batch.length);
+    for (const ok of await Promise.all(batch.map(act))) if (ok) done++;
+    pacer.progress(done);
+  }
+  return done;
+}

@@ -19,6 +19,7 @@ export { ScheduledSet, RetrySet, DeadSet } from "./sets.js";
 export { ProcessSet, type ProcessRecord, type ProcessSignal } from "./ProcessSet.js";
 export { WorkSet, type WorkRecord } from "./WorkSet.js";
 export { BatchSet } from "./BatchSet.js";
+export { paceEach, type PaceOptions } from "./Pacer.js";
 export { CronSchedules, type CronJson, type Scheduler } from "./CronSchedules.js";
 export {
   ExecutionMetrics,

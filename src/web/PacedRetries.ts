@@ -6,7 +6,7 @@
  * web process behind the same host name does not see it.
  */
 import { randomBytes } from "node:crypto";
-import type { JobSet } from "../api/index.js";
+import type { PaceOptions } from "../api/Pacer.js";
 import { redactText } from "../secrets.js";
 
 export interface PacedRetry {
@@ -33,28 +33,36 @@ const KEEP_FINISHED = 20;
 
 type Audit = (action: string, target: string, count: number) => void;
 
+/** What to retry: the set it works on (one paced retry per set at a time), how many, and the work. */
+export interface PacedWork {
+  /** The set's page path (`retries`, `morgue`). */
+  path: string;
+  /** What the page and the audit lines call it ("Dead", "Dead: Timeout: after N ms"). */
+  title: string;
+  total: number;
+  perSecond: number;
+  user: string;
+  audit: Audit;
+  /** Retries at the pace given, stops when its signal aborts; resolves to the count retried. */
+  run(pace: PaceOptions): Promise<number>;
+}
+
 export class PacedRetries {
   private readonly retries = new Map<string, PacedRetry>();
   private readonly controllers = new Map<string, AbortController>();
   private readonly running = new Map<string, Promise<void>>();
 
-  /** Starts retrying every entry of `set` at `perSecond`; refuses while one already runs on that set. */
-  async start(
-    set: JobSet,
-    path: string,
-    title: string,
-    perSecond: number,
-    user: string,
-    audit: Audit,
-  ): Promise<PacedRetry> {
+  /** Starts `work` in the background; refuses while another paced retry runs on the same set. */
+  start(work: PacedWork): PacedRetry {
+    const { path, title, perSecond, user, audit } = work;
     if (this.list().some((r) => r.state === "running" && r.path === path))
-      throw new Error(`a paced retry of ${title} is already running; cancel it first`);
+      throw new Error(`a paced retry in /${path} is already running; cancel it first`);
     const retry: PacedRetry = {
       id: randomBytes(6).toString("hex"),
       path,
       title,
       perSecond,
-      total: await set.size(),
+      total: work.total,
       done: 0,
       state: "running",
       user,
@@ -63,9 +71,9 @@ export class PacedRetries {
     const controller = new AbortController();
     this.retries.set(retry.id, retry);
     this.controllers.set(retry.id, controller);
-    audit(`retry all at ${perSecond}/s`, title, retry.total);
-    const run = set
-      .retryAll({ perSecond, signal: controller.signal, onProgress: (done) => (retry.done = done) })
+    audit(`paced retry at ${perSecond}/s`, title, retry.total);
+    const run = work
+      .run({ perSecond, signal: controller.signal, onProgress: (done) => (retry.done = done) })
       .then(
         (done) => {
           retry.done = done;

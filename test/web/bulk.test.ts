@@ -13,11 +13,19 @@ import { WebSession, jidOf, startWeb } from "./webHelpers.js";
 
 const handle = useRedis();
 
-async function fill(set: string, n: number): Promise<void> {
+async function fill(set: string, n: number, error: Record<string, string> = {}, prefix = "p"): Promise<void> {
   const now = Date.now() / 1000;
   const args: string[] = [];
   for (let i = 0; i < n; i++) {
-    const job = { class: "FailJob", args: [i], jid: jidOf("p", i), queue: "default", retry: true, retry_count: 3 };
+    const job = {
+      class: "FailJob",
+      args: [i],
+      jid: jidOf(prefix, i),
+      queue: "default",
+      retry: true,
+      retry_count: 3,
+      ...error,
+    };
     args.push((now - n + i).toFixed(3), JSON.stringify(job));
   }
   await handle.redis.zadd(set, ...args);
@@ -97,11 +105,11 @@ test("a paced retry all from the dashboard: progress on /bulk, cancel keeps ever
 
     const audits = lines.filter((l) => l.audit === true).map((l) => [l.action, l.target]);
     assert.deepEqual(audits, [
-      ["retry all at 100/s", "Dead"],
+      ["paced retry at 100/s", "Dead"],
       ["cancel paced retry", "Dead"],
       ["paced retry cancelled", "Dead"],
     ]);
-    assert.equal(lines.find((l) => l.action === "retry all at 100/s")?.count, 400);
+    assert.equal(lines.find((l) => l.action === "paced retry at 100/s")?.count, 400);
     assert.equal(lines.find((l) => l.action === "paced retry cancelled")?.count, moved);
   } finally {
     await web.stop();
@@ -150,5 +158,33 @@ test("a paced retry runs to the end; without a pace retry all is immediate; stop
     assert.ok(!page.includes('name="pace"'), "read-only shows no pace field");
   } finally {
     await readOnly.stop();
+  }
+});
+
+test("a failure group retried at a pace: only that group, in the background", async () => {
+  await fill(DEAD, 120, { error_class: "Timeout", error_message: "after 3012 ms" }, "t");
+  await fill(DEAD, 30, { error_class: "KeyError", error_message: "key not found: 'x'" }, "k");
+  const web = await startWeb({ redis: handle.redis });
+  try {
+    const session = new WebSession(web.url);
+    const page = (await session.get("/failures")).body;
+    assert.match(page, /name="pace"/);
+    const token = await session.token("/failures");
+    const started = performance.now();
+    const res = await session.post("/failures", [
+      ["authenticity_token", token],
+      ["set", "morgue"],
+      ["signature", "Timeout: after N ms"],
+      ["retry", "1"],
+      ["pace", "100"],
+    ]);
+    assert.equal(res.location, "/bulk");
+    await until(async () => (await session.get("/bulk")).body.includes(">done<"));
+    const seconds = (performance.now() - started) / 1000;
+    assert.ok(seconds > 1 && seconds < 4, `120 at 100/s took ${seconds.toFixed(2)} s`);
+    assert.equal(await queued(), 120);
+    assert.equal(await handle.redis.zcard(DEAD), 30, "the other group stays");
+  } finally {
+    await web.stop();
   }
 });

@@ -1,13 +1,13 @@
 /**
- * Paced "retry all" (`POST /retries/all/retry` or `/morgue/all/retry` with `pace`, jobs a second): it
- * runs in the background of this web process (PacedRetries), and `/bulk` shows each one's progress with
- * a Cancel button (`POST /bulk/:id/cancel`). Without `pace`, "retry all" runs at once, as before.
+ * Paced retries (`POST /retries/all/retry` or `/morgue/all/retry`, or a failure group's retry, with `pace`,
+ * jobs a second): they run in the background of this web process (PacedRetries), and `/bulk` shows each
+ * one's progress with a Cancel button (`POST /bulk/:id/cancel`). Without `pace` they run at once.
  */
 import type { JobSet } from "../../api/index.js";
 import { HttpError, page, redirect, type RequestContext, type RouteResult } from "../context.js";
 import { html, url, type Html } from "../html.js";
 import { button, form, relative } from "../layout.js";
-import type { PacedRetry } from "../PacedRetries.js";
+import type { PacedRetry, PacedWork } from "../PacedRetries.js";
 
 /** Jobs a second a pace may ask for (above it, pacing is moot: an unpaced retry does ~25,000/s). */
 const MAX_PACE = 100_000;
@@ -43,8 +43,17 @@ export async function startPacedRetry(
   title: string,
   perSecond: number,
 ): Promise<RouteResult> {
+  const total = await set.size();
+  return startPaced(ctx, { path, title, total, perSecond, run: (pace) => set.retryAll(pace) });
+}
+
+/** Starts a paced retry in the background and shows `/bulk`; 409 while one runs on the same set. */
+export function startPaced(
+  ctx: RequestContext,
+  work: Pick<PacedWork, "path" | "title" | "total" | "perSecond" | "run">,
+): RouteResult {
   try {
-    await ctx.paced.start(set, path, title, perSecond, ctx.user, (a, t, n) => ctx.audit(a, t, n));
+    ctx.paced.start({ ...work, user: ctx.user, audit: (a, t, n) => ctx.audit(a, t, n) });
   } catch (error) {
     throw new HttpError(409, error instanceof Error ? error.message : String(error));
   }
