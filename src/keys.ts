@@ -46,6 +46,10 @@
  *   tsq:rl-ready:<C>          ZSET   keys of class C with parked jobs, scored by when they may run (epoch ms)
  *   tsq:rl-waiting            HASH   class -> jobs parked on its keyed limits (a gauge)
  *   tsq:stat:overrated        STRING jobs rescheduled because a rate limiter was over its limit
+ *   j|<yymmdd>|<H>:<MM>       HASH   Sidekiq 8 metrics, one minute: `<Class>|ms`, `|p`, `|f` (EXPIRE 8 h);
+ *                                    `j|<yymmdd>|<H>:<M>` (last minute digit cut) is the 10-minute rollup (3 d)
+ *   h|<Class>-<d>-<H>:<M>     STRING Sidekiq 8 metrics: 26 u16 BITFIELD run-time buckets of one minute (8 h)
+ *   <YYYYmmdd>-marks          HASH   Sidekiq::Deploy marks: ISO minute -> label (read by the Metrics page)
  */
 
 export const QUEUES = "queues";
@@ -304,3 +308,15 @@ export function keyedReadyKey(className: string): string {
 export const KEYED_WAITING = "tsq:rl-waiting";
 /** Jobs rescheduled by a rate limiter's OverLimit (the payload's `overrated` counts them per job). */
 export const STAT_OVERRATED = "tsq:stat:overrated";
+/** Sidekiq 8's per-minute (or 10-minute) execution counters, `bucket` as `250214|8:43` (or `250214|8:4`). */
+export function executionCountsKey(bucket: string): string {
+  return `j|${bucket}`;
+}
+/** Sidekiq 8's run-time histogram of a class for one minute, `window` as `14-8:5` (day-hour:minute, unpadded). */
+export function executionHistogramKey(className: string, window: string): string {
+  return `h|${className}-${window}`;
+}
+/** `Sidekiq::Deploy`'s marks of a UTC day, e.g. `20250214-marks`. */
+export function deployMarksKey(day: Date): string {
+  return `${day.toISOString().slice(0, 10).replaceAll("-", "")}-marks`;
+}

@@ -18,6 +18,7 @@ import { sendManyToMorgue, sendToMorgue, type MorgueLimits } from "../server/mor
 import { formatSeconds } from "../timestamps.js";
 import { SortedEntry, type KillOptions } from "./SortedEntry.js";
 import { LOCK_MARKERS, releaseLocksOf } from "../locks/release.js";
+import { Pacer, type PaceOptions } from "./Pacer.js";
 
 export interface JobSetOptions {
   /** Pushes retried jobs, so its middleware runs (default: a plain Client on the same connection). */
@@ -179,10 +180,11 @@ export class JobSet implements AsyncIterable<SortedEntry> {
 
   /**
    * Pushes every entry to its queue with retry_count - 1 (`ZPOPMIN` loop, Sidekiq >= 7.3.5): each
-   * popped batch goes through the client's middleware and out in one round trip.
+   * popped batch goes through the client's middleware and out in one round trip. With `perSecond`, at
+   * most that many a second (src/api/Pacer.ts); an aborted `signal` stops it between batches.
    */
-  retryAll(): Promise<number> {
-    return this.popBatches(true, async (batch) => {
+  retryAll(pace: PaceOptions = {}): Promise<number> {
+    return this.popBatches(true, new Pacer(POP_BATCH, pace), async (batch) => {
       const pushed = await this.putBackOnError(batch, () =>
         this.client().pushMany(batch.map(([text]) => requeued(text))),
       );
@@ -197,7 +199,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
 
   /** Moves every entry to the dead set (`ZPOPMIN` loop; one MULTI per popped batch). */
   killAll(options: KillOptions = {}): Promise<number> {
-    return this.popBatches(false, async (batch) => {
+    return this.popBatches(false, new Pacer(POP_BATCH), async (batch) => {
       const texts = batch.map(([text]) => text);
       await this.putBackOnError(batch, () => sendManyToMorgue(this.tsqRedis, texts, this.morgueLimits()));
       await releaseLocksOf(this.redis, texts);
@@ -333,7 +335,11 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * per entry. An action that fails puts back what it did not do, then throws, which ends the walk.
    * With `jobsOnly`, entries that are not jobs are put back at the end, untouched.
    */
-  private async popBatches(jobsOnly: boolean, action: (batch: [Buffer, number][]) => Promise<number>): Promise<number> {
+  private async popBatches(
+    jobsOnly: boolean,
+    pacer: Pacer,
+    action: (batch: [Buffer, number][]) => Promise<number>,
+  ): Promise<number> {
     let left = await this.size();
     const skipped: [Buffer, number][] = [];
     let done = 0;
@@ -342,8 +348,11 @@ export class JobSet implements AsyncIterable<SortedEntry> {
     let inFlight: Promise<number> | undefined;
     try {
       while (left > 0) {
-        const popped = await this.redis.zpopminBuffer(this.name, Math.min(left, POP_BATCH));
+        await pacer.ready();
+        if (pacer.stopped) break;
+        const popped = await this.redis.zpopminBuffer(this.name, Math.min(left, pacer.batchSize));
         if (popped.length < 2) break;
+        pacer.took(popped.length / 2);
         const batch: [Buffer, number][] = [];
         for (let i = 0; i + 1 < popped.length; i += 2) {
           left--;
@@ -355,11 +364,11 @@ export class JobSet implements AsyncIterable<SortedEntry> {
         if (batch.length === 0) continue;
         const previous = inFlight;
         inFlight = action(batch);
-        if (previous) done += await previous;
+        if (previous) pacer.progress((done += await previous));
       }
       const last = inFlight;
       inFlight = undefined;
-      if (last) done += await last;
+      if (last) pacer.progress((done += await last));
     } finally {
       // After a failure, the batch still in flight settles (it puts back what it did not do) first.
       await inFlight?.catch(() => undefined);

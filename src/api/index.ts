@@ -19,6 +19,20 @@ export { ScheduledSet, RetrySet, DeadSet } from "./sets.js";
 export { ProcessSet, type ProcessRecord, type ProcessSignal } from "./ProcessSet.js";
 export { WorkSet, type WorkRecord } from "./WorkSet.js";
 export { BatchSet } from "./BatchSet.js";
+export { paceEach, type PaceOptions } from "./Pacer.js";
+export { CronSchedules, type CronJson, type Scheduler } from "./CronSchedules.js";
+export {
+  ExecutionMetrics,
+  METRICS_PERIODS,
+  BUCKET_INTERVALS,
+  BUCKET_LABELS,
+  averageSeconds,
+  isMetricsPeriod,
+  type MetricsPeriod,
+  type MetricsResult,
+  type ClassMetrics,
+  type MarkEntry,
+} from "./ExecutionMetrics.js";
 export { type BatchStatus } from "../batch/status.js";
 export { connect as connectRedis, type TsqRedis } from "../redis/connection.js";
 export { cancelIterable, iterationProgress, type IterationProgress } from "../iterable/state.js";

@@ -51,6 +51,8 @@ export interface WorkerFlags {
   metricsPort?: number;
   metricsHost?: string;
   shard?: string;
+  /** `--no-execution-metrics` gives false; absent, undefined. */
+  executionMetrics?: boolean;
 }
 
 /** The settings the environment may give (REDIS_URL, TSQ_CONCURRENCY, TSQ_TIMEOUT). */
@@ -110,6 +112,12 @@ export function addWorkerFlags(command: Command): Command {
         `config file section to merge over the top level (default: TSQ_ENV, APP_ENV, NODE_ENV or ${DEFAULT_ENVIRONMENT})`,
       )
       .option("-v, --verbose", "log at debug level (default: info)")
+      // Both forms, so an absent flag stays undefined and the config file decides (a lone --no- flag defaults to true).
+      .option(
+        "--execution-metrics",
+        "write Sidekiq 8's per-class metrics keys (default: config `execution_metrics` or on)",
+      )
+      .option("--no-execution-metrics", "do not write them")
       .option("--redis-url <url>", `Redis URL, rediss:// for TLS (default: REDIS_URL or ${DEFAULTS.redisUrl})`)
       .option(
         "--shard <name>",
@@ -319,6 +327,7 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
     sidekiqCron: file.sidekiqCron ?? defaults.sidekiqCron,
     sidekiqCronPollInterval: file.sidekiqCronPollInterval ?? defaults.sidekiqCronPollInterval,
     routingRules: file.routingRules ?? defaults.routingRules,
+    executionMetrics: flags.executionMetrics ?? file.executionMetrics ?? defaults.executionMetrics,
     // Relative to the working directory whether given as a flag or in the file, as Sidekiq's `-r`.
     require: requirePath === undefined ? undefined : resolve(context.cwd, requirePath),
     capsules: shardCapsules(served, flags.queue, concurrency, () => capsulesOf(flags, file, concurrency)),

@@ -123,6 +123,8 @@ export interface FileSettings {
   routingRules?: RoutingRule[];
   /** Redis servers that own some queues each (src/shards); the top-level Redis is the "default" one. */
   shards?: ShardConfig[];
+  /** Write Sidekiq 8's per-class metrics keys. */
+  executionMetrics?: boolean;
 }
 
 export const QUEUE_FORMAT =
@@ -390,4 +392,5 @@ const TOP_LEVEL: Schema<FileSettings> = {
   sidekiqCronPollInterval: positiveNumber,
   routingRules,
   shards: shardsSection,
+  executionMetrics: boolean,
 };

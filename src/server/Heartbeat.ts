@@ -9,6 +9,9 @@
  *   INCRBY stat:processed|failed[:<UTC date>] <n> ; EXPIRE <daily key> <5 years>
  *   RPOP <id>-signals            -> TSTP / TERM / TTIN, acted on like the real signal
  *
+ * then, in a pipeline of its own, the per-class execution metrics counted since the last beat
+ * (src/metrics/ExecutionTracker.ts).
+ *
  * `<id>:workers` is the 6.4.1 name of the work hash; writing both keeps 6.4.1 and newer UIs right.
  */
 import { readFileSync } from "node:fs";
@@ -57,6 +60,7 @@ export class Heartbeat {
   private loop: Promise<void> | undefined;
   private readonly infoJson: string;
   private readonly problems: ProblemLog;
+  private readonly metricProblems: ProblemLog;
 
   constructor(
     private readonly ctx: ServerContext,
@@ -64,6 +68,7 @@ export class Heartbeat {
   ) {
     this.infoJson = JSON.stringify(source.info);
     this.problems = new ProblemLog("heartbeat", ctx.logger);
+    this.metricProblems = new ProblemLog("writing execution metrics", ctx.logger);
   }
 
   /** Beats once now (so the process shows up before start resolves), then every interval. */
@@ -83,6 +88,7 @@ export class Heartbeat {
     this.addStats(multi, this.ctx.state.takeCounts());
     multi.srem(PROCESSES, identity).unlink(workKey(identity), legacyWorkKey(identity));
     await multi.exec();
+    await this.flushMetrics();
   }
 
   /** One heartbeat; exported for tests and for a beat right after quiet. */
@@ -127,6 +133,19 @@ export class Heartbeat {
         error,
         "this process's record and stats were not written (they are kept and written at the first beat that works); retrying every beat",
       );
+    }
+    await this.flushMetrics();
+  }
+
+  /** Sidekiq 8's per-class metrics (`j|…`, `h|…`), flushed with the beat as Sidekiq does on `:beat`. */
+  private async flushMetrics(): Promise<void> {
+    const execution = this.ctx.execution;
+    if (!execution || execution.pending === 0) return;
+    try {
+      await execution.flush(this.ctx.redis);
+      this.metricProblems.succeeded();
+    } catch (error) {
+      this.metricProblems.failed(error, "the per-class metrics of the last beat are lost (as in Sidekiq)");
     }
   }
 

@@ -24,6 +24,7 @@ import { Heartbeat, type RemoteSignal } from "./Heartbeat.js";
 import { Manager } from "./Manager.js";
 import { Poller } from "./Poller.js";
 import { ProcessState } from "./ProcessState.js";
+import { ExecutionTracker } from "../metrics/ExecutionTracker.js";
 import { queueMode } from "./queueOrder.js";
 import type { Registry } from "./Registry.js";
 import { serverConfig, type LifecycleEvent } from "./serverConfig.js";
@@ -98,6 +99,7 @@ export class Launcher {
       logger: hooks.logger ?? rootLogger(),
       registry,
       state: new ProcessState(),
+      execution: options.executionMetrics ? new ExecutionTracker() : undefined,
       client,
       serverMiddleware: config.middleware,
       deathHandlers: config.deathHandlers,

@@ -110,10 +110,13 @@ export class Processor {
       await (inBatch(job) ? runInBatch(this.ctx, instance, job, invoke) : invoke());
       if (slot.abandoned) return;
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };
+      this.ctx.execution?.succeeded(displayClass(job), outcome.durationSeconds * 1000);
     } catch (thrown) {
       if (slot.abandoned) return;
       if (thrown instanceof JobInterrupted && (await this.requeueInterrupted(job, unit, started))) return;
       if (packed) repackArgs(job, packed);
+      // Counted once the class ran (Sidekiq's metrics middleware never sees an unknown class).
+      if (klass) this.ctx.execution?.failed(displayClass(job));
       const error = toError(thrown);
       const disposition = await this.settleFailure(job, error, klass, unit);
       if (disposition === undefined) return;
@@ -150,6 +153,7 @@ export class Processor {
     }
     const durationSeconds = (performance.now() - started) / 1000;
     this.ctx.logger.info({ elapsed_ms: round(durationSeconds * 1000) }, "interrupted; requeued to resume");
+    this.ctx.execution?.succeeded(displayClass(job), durationSeconds * 1000); // timed, as Sidekiq's Skip
     this.ctx.state.countProcessed(false);
     this.ctx.events.emit("end", job, unit.queue, { status: "done", durationSeconds });
     return true;

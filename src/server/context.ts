@@ -14,6 +14,7 @@ import type { TsqRedis } from "../redis/connection.js";
 import type { TimestampFormat } from "../timestamps.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { Registry } from "./Registry.js";
+import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
 
 /** Server middleware arguments: `(job instance, payload, queue, next)`, as Sidekiq's `call(worker, job, queue)`. */
 export type ServerMiddlewareArgs = [instance: object, job: JobPayload, queue: string];
@@ -56,6 +57,8 @@ export interface ServerContext {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly state: ProcessState;
+  /** Per-class run metrics in Sidekiq 8's layout, flushed by the Heartbeat; undefined when switched off. */
+  readonly execution: ExecutionTracker | undefined;
   readonly client: Client;
   readonly serverMiddleware: Chain<ServerMiddlewareArgs>;
   readonly deathHandlers: DeathHandler[];

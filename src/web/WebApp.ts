@@ -16,6 +16,7 @@ import { HttpError, type RequestContext, type RouteResult } from "./context.js";
 import { html } from "./html.js";
 import { layout } from "./layout.js";
 import { match } from "./routes.js";
+import { PacedRetries } from "./PacedRetries.js";
 import {
   Csrf,
   CSRF_FIELD,
@@ -41,7 +42,11 @@ export interface WebOptions {
   logger?: Logger;
 }
 
-export type WebHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+export interface WebHandler {
+  (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void;
+  /** Cancels the paced retries it runs and waits for their last batch; call it before closing Redis. */
+  stop(): Promise<void>;
+}
 
 /** Bytes of a form body read at most (a bulk action of 1,000 keys is ~60 KB). */
 const MAX_BODY = 1024 * 1024;
@@ -68,6 +73,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
   const log = () => options.logger ?? logger();
   registerAuthSecrets(options.auth);
   const assets = new Map<string, Promise<Buffer>>();
+  const paced = new PacedRetries();
 
   async function handle(req: IncomingMessage, res: ServerResponse, path: string, base: string): Promise<void> {
     const scriptNonce = nonce();
@@ -110,6 +116,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
       user,
       csrfToken: csrf.token(csrf.cookie(req, res, base || "/")),
       nonce: scriptNonce,
+      paced,
       audit: (action, target, count) =>
         log().info({ audit: true, user, action, target, count }, `web: ${user} ${action} ${target} (${count})`),
     };
@@ -150,7 +157,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
     );
   }
 
-  return (req, res, next) => {
+  const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void => {
     const pathname = new URL(req.url ?? "/", "http://x").pathname;
     // Express strips the mount path from req.url and keeps it in req.baseUrl; node:http does not.
     const baseUrl = (req as IncomingMessage & { baseUrl?: string }).baseUrl;
@@ -166,4 +173,5 @@ export function createWebHandler(options: WebOptions): WebHandler {
     }
     handle(req, res, path, base).catch((error: unknown) => fail(res, error));
   };
+  return Object.assign(handler, { stop: () => paced.stop() });
 }

@@ -4,18 +4,20 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createWebHandler, type WebOptions } from "./WebApp.js";
+import { createWebHandler, type WebHandler, type WebOptions } from "./WebApp.js";
 
 export const WEB_DEFAULTS = { port: 9395, host: "127.0.0.1" } as const;
 
 export class WebServer {
   private server: Server | null = null;
+  private handler: WebHandler | null = null;
 
   constructor(private readonly options: WebOptions & { port?: number; host?: string }) {}
 
   /** Listens; resolves to the address it is reachable at (the port, when 0 was asked for). */
   async start(): Promise<{ host: string; port: number; url: string }> {
     const handler = createWebHandler(this.options);
+    this.handler = handler;
     const server = createServer((req, res) => handler(req, res));
     this.server = server;
     const host = this.options.host ?? WEB_DEFAULTS.host;
@@ -28,12 +30,12 @@ export class WebServer {
     return { host, port, url: `http://${shown}:${port}${this.options.prefix ?? ""}/` };
   }
 
-  /** Stops listening and closes open connections (live streams included). */
+  /** Stops listening, closes open connections (live streams included) and ends paced retries between batches. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = null;
     if (!server) return;
     server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), this.handler?.stop()]);
   }
 }

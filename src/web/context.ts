@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Redis } from "ioredis";
 import type { Html } from "./html.js";
+import type { PacedRetries } from "./PacedRetries.js";
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -23,6 +24,8 @@ export interface RequestContext {
   user: string;
   csrfToken: string;
   nonce: string;
+  /** This handler's background paced retries. */
+  paced: PacedRetries;
   /** Logs one audit line: who did what to how many. */
   audit(action: string, target: string, count: number): void;
 }

@@ -15,6 +15,8 @@ const TABS: [string, string][] = [
   ["Retries", "/retries"],
   ["Scheduled", "/scheduled"],
   ["Dead", "/morgue"],
+  ["Metrics", "/metrics"],
+  ["Cron", "/cron"],
   ["Failures", "/failures"],
   ["Search", "/search"],
 ];

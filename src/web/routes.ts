@@ -6,6 +6,9 @@ import { redirect, type Route } from "./context.js";
 import { busy, busyAction } from "./pages/busy.js";
 import { dashboard, stats, statsQueues, stream } from "./pages/dashboard.js";
 import { failures, failuresAction } from "./pages/failures.js";
+import { classMetrics, metrics } from "./pages/metrics.js";
+import { cron, cronAction } from "./pages/cron.js";
+import { bulkCancel, bulkPage } from "./pages/bulk.js";
 import { deleteQueueJob, queueAction, queuePage, queues } from "./pages/queues.js";
 import { search, searchAction } from "./pages/search.js";
 import {
@@ -44,6 +47,12 @@ export const ROUTES: RouteDef[] = [
   r("GET", `/queues/${SEGMENT}`, queuePage),
   r("POST", `/queues/${SEGMENT}`, queueAction),
   r("POST", `/queues/${SEGMENT}/delete`, deleteQueueJob),
+  r("GET", "/metrics", metrics),
+  r("GET", `/metrics/${SEGMENT}`, classMetrics),
+  r("GET", "/cron", cron),
+  r("POST", `/cron/${SEGMENT}/${SEGMENT}/${SEGMENT}`, cronAction),
+  r("GET", "/bulk", bulkPage),
+  r("POST", `/bulk/${SEGMENT}/cancel`, bulkCancel),
   r("GET", "/failures", failures),
   r("POST", "/failures", failuresAction),
   r("GET", "/search", search),

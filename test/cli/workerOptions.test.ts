@@ -318,10 +318,12 @@ describe("version and help", () => {
       "--fetch",
       "--metrics-port",
       "--metrics-host",
+      "--execution-metrics",
+      "--no-execution-metrics",
     ]) {
       assert.ok(help.includes(flag), flag);
     }
-    assert.equal(help.match(/\(default:\s/g)?.length, 12); // every flag but -V and -h
+    assert.equal(help.match(/\(default:\s/g)?.length, 13); // every flag but -V, -h and --no-execution-metrics
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * sidekiq-cron interop (src/cron/SidekiqCron*.ts, src/cli/tsqctl/sidekiqCron.ts) against schedules
+ * sidekiq-cron interop (src/cron/SidekiqCron*.ts, src/api/CronSchedules.ts) against schedules
  * saved by Debian's real sidekiq-cron 1.8.0 (test/ruby/cron_schedules.rb):
  *
  * - `tsqctl cron` lists them beside tsq's own, marked by scheduler, and its enable/disable/enqueue

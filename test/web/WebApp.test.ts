@@ -36,6 +36,8 @@ const PAGES = [
   "/morgue",
   "/failures",
   "/search?q=FailJob",
+  "/metrics",
+  "/cron",
 ];
 
 test("every page renders hostile Redis text escaped, with a fresh CSP nonce and no inline handlers", async () => {

@@ -14,7 +14,16 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { Client } from "../../src/client/Client.js";
-import { PROCESSES, RETRY, processKey, queueKey, signalsKey } from "../../src/keys.js";
+import {
+  PROCESSES,
+  RETRY,
+  SIDEKIQ_CRON_JOBS,
+  processKey,
+  queueKey,
+  sidekiqCronJobKey,
+  signalsKey,
+} from "../../src/keys.js";
+import { minuteBucket } from "../../src/metrics/executionLayout.js";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { HOSTILE, HOSTILE_TEXT, seed, startWeb, type WebHandle } from "./webHelpers.js";
@@ -123,7 +132,15 @@ test(
     );
     assert.equal(await page.locator("#live-status").textContent(), "paused (tab hidden)");
 
+    // Sidekiq 8 metrics keys: the worker's (flushed with its heartbeat) and a Ruby-written hostile class.
+    await redis.redis.hset(`j|${minuteBucket(new Date())}`, `${HOSTILE[0]}|p`, "2", `${HOSTILE[0]}|ms`, "40");
+    await eventually(
+      async () => (await redis.redis.keys("h|RecordJob-*")).length > 0,
+      30_000,
+      "the worker wrote its execution metrics",
+    );
     for (const [name, path] of [
+      ["metrics", "/metrics"],
       ["busy", "/busy"],
       ["queues", "/queues"],
       ["queue", "/queues/default"],
@@ -140,6 +157,28 @@ test(
       assert.equal(await page.locator("main script, main img").count(), 0, `${name}: injected elements`);
       await checkClean(page, name);
     }
+    await page.goto(`${web.url}/metrics`);
+    assert.ok((await page.locator("#metrics-chart polyline").count()) >= 2, "a line per class on /metrics");
+    await page.goto(`${web.url}/metrics/RecordJob`);
+    assert.ok((await page.locator("#histogram-chart rect").count()) > 0, "histogram bars");
+    assert.ok((await page.locator("#bubble-chart circle").count()) > 0, "per-minute bubbles");
+    await checkClean(page, "metrics-class");
+
+    // Enable a disabled sidekiq-cron schedule from the Cron tab.
+    await redis.redis.sadd(SIDEKIQ_CRON_JOBS, sidekiqCronJobKey("nightly"));
+    await redis.redis.hset(sidekiqCronJobKey("nightly"), {
+      name: "nightly",
+      klass: HOSTILE[1]!,
+      cron: "0 3 * * *",
+      args: "[]",
+      status: "disabled",
+    });
+    await page.goto(`${web.url}/cron`);
+    assert.ok((await page.locator("main").innerText()).includes(HOSTILE[1]!), "the class is shown as text");
+    await checkClean(page, "cron");
+    await page.getByRole("button", { name: "Enable" }).click();
+    await page.waitForURL(`${web.url}/cron`);
+    assert.equal(await redis.redis.hget(sidekiqCronJobKey("nightly"), "status"), "enabled");
     await page.goto(`${web.url}/busy`);
     assert.ok((await page.locator("main").innerText()).includes(HOSTILE[1]!), "the hostile tag is shown as text");
 
@@ -189,6 +228,29 @@ test(
     await page.getByRole("button", { name: "Retry now (all)" }).click();
     await page.waitForURL(`${web.url}/retries`);
     assert.equal(await redis.redis.zcard(RETRY), 0);
+
+    // Retry the dead set at 2 jobs a second, in the background; /bulk shows it until it is done.
+    await page.goto(`${web.url}/morgue`);
+    const dead = await redis.redis.zcard("dead");
+    assert.ok(dead >= 4, `dead entries to retry: ${dead}`);
+    await page.locator("input.pace").fill("2");
+    await page.getByRole("button", { name: "Retry now (all)" }).click();
+    await page.waitForURL(`${web.url}/bulk`);
+    assert.ok((await page.locator("#bulk-table").innerText()).includes("2/s"));
+    await checkClean(page, "bulk");
+    // The page reloads itself (refresh: 2) until the retry is done, then stops: the next goto is not raced.
+    await eventually(
+      async () =>
+        (
+          await page
+            .locator("#bulk-table")
+            .innerText()
+            .catch(() => "")
+        ).includes("done"),
+      30_000,
+      "/bulk shows the paced retry done",
+    );
+    assert.equal(await redis.redis.zcard("dead"), 0, "the paced retry drained the dead set");
 
     // Quiet the real worker; it reports quiet at its next heartbeat.
     await page.goto(`${web.url}/busy`);

@@ -40,6 +40,7 @@ export async function startWeb(options: WebOptions): Promise<WebHandle> {
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await handler.stop();
     },
   };
 }

@@ -2,7 +2,7 @@
  * Actions on jobs, as the Web UI's buttons: `tsqctl retry`, `kill`, `delete` and `clear`.
  *
  *   tsqctl retry <jid> [--set retry|dead|scheduled]   retry now (scheduled: enqueue now)
- *   tsqctl retry --all [--set retry|dead] --yes
+ *   tsqctl retry --all [--set retry|dead] [--pace <jobs/s>] --yes
  *   tsqctl kill <jid> [--set retry|scheduled]         move to the dead set
  *   tsqctl kill --all [--set retry|scheduled] --yes
  *   tsqctl delete <retry|dead|scheduled|queue> <jid> --yes
@@ -21,6 +21,7 @@ import {
   addYesOption,
   checkConfirmable,
   confirm,
+  positiveInteger,
   printJson,
   resolveRedisUrl,
   UsageError,
@@ -37,6 +38,8 @@ interface ActionFlags {
   yes?: boolean;
   json?: boolean;
   redisUrl?: string;
+  /** `retry --all`: jobs a second at most. */
+  pace?: number;
 }
 
 /** The job or target is not there: exit 1. */
@@ -75,6 +78,8 @@ async function act(verb: Verb, jid: string | undefined, flags: ActionFlags, io: 
   const one = jidOrAll(jid, flags);
   const { past, allowed, searched, bulk } = VERBS[verb];
   const chosen = flags.set === undefined ? undefined : setNamed(flags.set, one === undefined ? bulk : allowed);
+  if (flags.pace !== undefined && (verb !== "retry" || one !== undefined))
+    throw new UsageError("--pace goes with retry --all");
   if (one === undefined) {
     const set = chosen ?? RETRY;
     checkConfirmable(io, flags.yes, `${verb} --all`);
@@ -88,7 +93,7 @@ async function act(verb: Verb, jid: string | undefined, flags: ActionFlags, io: 
         flags.yes,
         `${verb === "retry" ? "Retry" : "Kill"} all ${delimit(size)} jobs in the ${setLabel(set)}?`,
       );
-      return verb === "retry" ? jobs.retryAll() : jobs.killAll();
+      return verb === "retry" ? retryAllPaced(jobs, flags.pace) : jobs.killAll();
     });
     const text = `${past} ${delimit(count)} jobs from the ${setLabel(set)}`;
     return report(io, flags, { action: verb, target: set, count, ids: [] }, text);
@@ -107,6 +112,22 @@ async function act(verb: Verb, jid: string | undefined, flags: ActionFlags, io: 
   });
   const text = `${past} ${one} (${entry.displayClass ?? "?"}) from the ${setLabel(entry.set.name)}`;
   report(io, flags, { action: verb, target: entry.set.name, count: 1, ids: [one] }, text);
+}
+
+/**
+ * Retries a whole set, at `pace` jobs a second if given. Ctrl-C (SIGINT) or SIGTERM during a paced retry
+ * ends it between batches, so no popped entry is lost; what is left stays in the set.
+ */
+async function retryAllPaced(jobs: JobSet, pace: number | undefined): Promise<number> {
+  if (pace === undefined) return jobs.retryAll();
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once("SIGINT", stop).once("SIGTERM", stop);
+  try {
+    return await jobs.retryAll({ perSecond: pace, signal: controller.signal });
+  } finally {
+    process.off("SIGINT", stop).off("SIGTERM", stop);
+  }
 }
 
 function targetKey(target: Target): string {
@@ -172,6 +193,12 @@ export function registerActions(program: Command, io: CliIO): void {
       .argument("[jid]", "the job's jid")
       .option("--all", `every entry of the set (default retry); asks first`)
       .option("--set <name>", `where to look: ${sets}`);
+    if (verb === "retry")
+      command.option(
+        "--pace <jobs/s>",
+        "with --all: at most this many jobs a second (Ctrl-C stops between batches)",
+        positiveInteger("--pace"),
+      );
     addRedisUrlOption(addJsonOption(addYesOption(command))).action((jid: string | undefined, flags: ActionFlags) =>
       act(verb, jid, flags, io),
     );

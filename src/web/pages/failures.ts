@@ -9,6 +9,8 @@ import { HttpError, page, redirect, type RequestContext, type RouteResult } from
 import { html } from "../html.js";
 import { button, form } from "../layout.js";
 import { SET_KINDS, act } from "./sets.js";
+import { paceInput, paceOf, startPaced } from "./bulk.js";
+import { paceEach } from "../../api/index.js";
 
 /** Entries read per set at most. */
 export const GROUP_CAP = 10_000;
@@ -62,7 +64,7 @@ export async function failures(ctx: RequestContext): Promise<RouteResult> {
                   <td>${n}</td>
                   <td><code>${sig}</code></td>
                   <td>
-                    ${form(ctx, `${ctx.base}/failures`, html`<input type="hidden" name="set" value="${which}" /><input type="hidden" name="signature" value="${sig}" />${button("retry", "Retry group")}${button("delete", "Delete group", "btn danger")}`, { confirm: `Act on ${n} entries?` })}
+                    ${form(ctx, `${ctx.base}/failures`, html`<input type="hidden" name="set" value="${which}" /><input type="hidden" name="signature" value="${sig}" />${button("retry", "Retry group")}${paceInput()}${button("delete", "Delete group", "btn danger")}`, { confirm: `Act on ${n} entries?` })}
                   </td>
                 </tr>`,
             )}
@@ -80,8 +82,20 @@ export async function failuresAction(ctx: RequestContext): Promise<RouteResult> 
   const sig = ctx.form.get("signature") ?? "";
   const action = ctx.form.has("retry") ? "retry" : ctx.form.has("delete") ? "delete" : null;
   if (action === null) throw new HttpError(400, "say retry or delete");
+  const group = (await entries(ctx, which)).list.filter((e) => signature(e) === sig);
+  const pace = action === "retry" ? paceOf(ctx) : undefined;
+  if (pace !== undefined) {
+    const title = `${SET_KINDS[which].title}: ${sig}`;
+    return startPaced(ctx, {
+      path: which,
+      title,
+      total: group.length,
+      perSecond: pace,
+      run: (p) => paceEach(group, p, (e) => e.retry()),
+    });
+  }
   let done = 0;
-  for (const e of (await entries(ctx, which)).list) if (signature(e) === sig && (await act(e, action))) done++;
+  for (const e of group) if (await act(e, action)) done++;
   ctx.audit(`${action} group`, `${SET_KINDS[which].title} ${sig}`, done);
   return redirect(`${ctx.base}/failures`);
 }

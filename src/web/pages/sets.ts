@@ -8,6 +8,7 @@ import { HttpError, intParam, json, page, redirect, type RequestContext, type Ro
 import { html, truncate, url } from "../html.js";
 import { button, form, pager, when } from "../layout.js";
 import { ARGS_PREVIEW } from "./busy.js";
+import { paceInput, paceOf, pacedNotice, startPacedRetry } from "./bulk.js";
 
 export type SetAction = "retry" | "delete" | "kill" | "add_to_queue";
 
@@ -136,7 +137,7 @@ export function setList(kind: SetKind) {
           Filter
         </button>
       </form>
-      ${partial ? html`<p class="warn">Showing the first ${FILTER_CAP.toLocaleString("en-US")} matches only: the filter stopped there.</p>` : ""}
+      ${pacedNotice(ctx, kind.path)}${partial ? html`<p class="warn">Showing the first ${FILTER_CAP.toLocaleString("en-US")} matches only: the filter stopped there.</p>` : ""}
       ${form(
         ctx,
         base,
@@ -163,7 +164,7 @@ export function setList(kind: SetKind) {
       ${
         total > 0
           ? html`<h2>All ${total.toLocaleString("en-US")}</h2>
-              ${kind.actions.filter((a) => a !== "add_to_queue" || kind.path === "scheduled").map((a) => form(ctx, `${base}/all/${a}`, button(a, `${LABELS[a]} (all)`, a === "delete" || a === "kill" ? "btn danger" : "btn"), { confirm: `${LABELS[a]}: every entry in ${kind.title}?` }))}`
+              ${kind.actions.filter((a) => a !== "add_to_queue" || kind.path === "scheduled").map((a) => form(ctx, `${base}/all/${a}`, [button(a, `${LABELS[a]} (all)`, a === "delete" || a === "kill" ? "btn danger" : "btn"), a === "retry" ? paceInput() : ""], { confirm: `${LABELS[a]}: every entry in ${kind.title}?` }))}`
           : ""
       }`;
     return page(kind.title, body);
@@ -191,6 +192,8 @@ export function setAll(kind: SetKind) {
     const action = ctx.params[0] as SetAction;
     if (!kind.actions.includes(action)) throw new HttpError(404, `${kind.title} has no "${action}" action`);
     const set = kind.make(ctx);
+    const pace = action === "retry" ? paceOf(ctx) : undefined;
+    if (pace !== undefined) return startPacedRetry(ctx, set, kind.path, kind.title, pace);
     let done: number;
     if (action === "delete") done = await set.clear();
     else if (action === "retry") done = await set.retryAll();
