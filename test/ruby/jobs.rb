@@ -80,3 +80,14 @@ class HardJob
 
   def perform(*); end
 end
+
+# Raises with the text it is given, so a real Sidekiq writes a Ruby-made retry (error message and compressed
+# backtrace) for the dashboard's browser test.
+class RubyFailJob
+  include Sidekiq::Worker
+  sidekiq_options retry: 3, backtrace: 5
+
+  def perform(text)
+    raise ArgumentError, text
+  end
+end

@@ -26,6 +26,9 @@ import {
 import { minuteBucket } from "../../src/metrics/executionLayout.js";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
+import { rubyTestFile, startSidekiq, useSidekiqCleanup } from "../helpers/sidekiqProcess.js";
+import { runRubyScript } from "../helpers/rails.js";
+import { rubySidekiqAvailable } from "../helpers/ruby.js";
 import { HOSTILE, HOSTILE_TEXT, seed, startWeb, type WebHandle } from "./webHelpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -35,6 +38,7 @@ const skip = existsSync(CHROMIUM)
   : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
 
 const redis = useRedis();
+useSidekiqCleanup();
 let browser: Browser;
 let web: WebHandle;
 /** Console errors and CSP violations seen on any page. */
@@ -103,8 +107,55 @@ test(
       30_000,
       "the worker's heartbeat",
     );
+    // Ruby-made jobs: a real Sidekiq 6.4.1 fails one (the retry, its error and backtrace written by Ruby),
+    // and Ruby's client leaves another waiting in a queue nobody works.
+    // (Outside CI without Ruby Sidekiq this part is left out, with a notice; CI always runs it.)
+    const withRuby = rubySidekiqAvailable() || process.env.CI === "true";
+    if (!withRuby) process.stderr.write("NOTICE: browser walk without Ruby-made jobs: Ruby Sidekiq is not installed\n");
+    const ruby = withRuby
+      ? await startSidekiq({ redis, queues: ["ruby"], requireFile: rubyTestFile("jobs.rb") })
+      : undefined;
+    if (ruby) {
+      await runRubyScript("web_seed.rb", [HOSTILE_TEXT], redis.url);
+      await eventually(
+        async () => (await redis.redis.zrange(RETRY, 0, -1)).some((job) => job.includes('"class":"RubyFailJob"')),
+        30_000,
+        "Ruby's retry of RubyFailJob",
+      );
+    }
     web = await startWeb({ redis: redis.redis });
     const page = await newPage();
+    if (ruby) {
+      await page.goto(`${web.url}/busy`);
+      assert.ok((await page.locator("main").innerText()).includes(ruby.identity), "Busy lists the Ruby process");
+      await checkClean(page, "busy-ruby");
+      await page.goto(`${web.url}/queues/ruby-waiting`);
+      const waiting = await page.locator("main").innerText();
+      assert.ok(waiting.includes("RubyWaitingJob") && waiting.includes("<script>window.__xss="), "Ruby's job, as text");
+      await checkClean(page, "queue-ruby");
+      const rubyRetry = await eventually(
+        async () => {
+          const flat = await redis.redis.zrange(RETRY, 0, -1, "WITHSCORES");
+          for (let i = 0; i < flat.length; i += 2) {
+            const job = JSON.parse(flat[i]!) as { jid: string; class: string; error_backtrace?: string };
+            if (job.class === "RubyFailJob" && job.error_backtrace) return `${Number(flat[i + 1])}-${job.jid}`;
+          }
+          return undefined;
+        },
+        30_000,
+        "Ruby's retry with its backtrace",
+      );
+      await page.goto(`${web.url}/retries/${rubyRetry}`);
+      assert.match(
+        await page.locator("pre.backtrace").innerText(),
+        /jobs\.rb:\d+:in `perform'/,
+        "Ruby's backtrace, decoded",
+      );
+      assert.ok((await page.locator("main").innerText()).includes("ArgumentError"));
+      await checkClean(page, "job-ruby");
+      // Stopped now, so the actions below race no Ruby retries.
+      await ruby.stop();
+    }
 
     // The dashboard's live graph moves while the worker runs jobs.
     await page.goto(`${web.url}/?interval=2`);
