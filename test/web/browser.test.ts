@@ -239,8 +239,8 @@ test(
       async () => {
         const flat = await redis.redis.zrange(RETRY, 0, -1, "WITHSCORES");
         for (let i = 0; i < flat.length; i += 2) {
-          const job = JSON.parse(flat[i]!) as { jid: string; error_backtrace?: string };
-          if (job.error_backtrace) return `${Number(flat[i + 1])}-${job.jid}`;
+          const job = JSON.parse(flat[i]!) as { jid: string; class: string; error_backtrace?: string };
+          if (job.class === "FailJob" && job.error_backtrace) return `${Number(flat[i + 1])}-${job.jid}`;
         }
         return undefined;
       },
