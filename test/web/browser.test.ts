@@ -81,6 +81,22 @@ async function checkClean(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
 
+/** The `<score>-<jid>` key of a retry of `className` that carries a backtrace, once there is one. */
+function retryWithBacktrace(className: string): Promise<string> {
+  return eventually(
+    async () => {
+      const flat = await redis.redis.zrange(RETRY, 0, -1, "WITHSCORES");
+      for (let i = 0; i < flat.length; i += 2) {
+        const job = JSON.parse(flat[i]!) as { jid: string; class: string; error_backtrace?: string };
+        if (job.class === className && job.error_backtrace) return `${Number(flat[i + 1])}-${job.jid}`;
+      }
+      return undefined;
+    },
+    30_000,
+    `a retry of ${className} with its backtrace`,
+  );
+}
+
 test(
   "every page in Chromium: hostile text stays text, no script runs, no CSP violation; actions land in Redis",
   { skip, timeout: 120_000 },
@@ -133,18 +149,7 @@ test(
       const waiting = await page.locator("main").innerText();
       assert.ok(waiting.includes("RubyWaitingJob") && waiting.includes("<script>window.__xss="), "Ruby's job, as text");
       await checkClean(page, "queue-ruby");
-      const rubyRetry = await eventually(
-        async () => {
-          const flat = await redis.redis.zrange(RETRY, 0, -1, "WITHSCORES");
-          for (let i = 0; i < flat.length; i += 2) {
-            const job = JSON.parse(flat[i]!) as { jid: string; class: string; error_backtrace?: string };
-            if (job.class === "RubyFailJob" && job.error_backtrace) return `${Number(flat[i + 1])}-${job.jid}`;
-          }
-          return undefined;
-        },
-        30_000,
-        "Ruby's retry with its backtrace",
-      );
+      const rubyRetry = await retryWithBacktrace("RubyFailJob");
       await page.goto(`${web.url}/retries/${rubyRetry}`);
       assert.match(
         await page.locator("pre.backtrace").innerText(),
@@ -235,18 +240,7 @@ test(
 
     // The worker's failure page: every field and the decoded backtrace.
     // The worker may be running it again right now; wait until it is back in the set.
-    const key = await eventually(
-      async () => {
-        const flat = await redis.redis.zrange(RETRY, 0, -1, "WITHSCORES");
-        for (let i = 0; i < flat.length; i += 2) {
-          const job = JSON.parse(flat[i]!) as { jid: string; class: string; error_backtrace?: string };
-          if (job.class === "FailJob" && job.error_backtrace) return `${Number(flat[i + 1])}-${job.jid}`;
-        }
-        return undefined;
-      },
-      30_000,
-      "the worker's failure with its backtrace",
-    );
+    const key = await retryWithBacktrace("FailJob");
     await page.goto(`${web.url}/retries/${key}`);
     assert.ok(await page.locator("pre.backtrace").isVisible(), "the decoded backtrace");
     assert.match((await page.locator("pre.backtrace").innerText()) ?? "", /FailJob\.perform \(file:/);
