@@ -19,6 +19,7 @@ import { formatSeconds } from "../timestamps.js";
 import { SortedEntry, type KillOptions } from "./SortedEntry.js";
 import { LOCK_MARKERS, releaseLocksOf } from "../locks/release.js";
 import { Pacer, type PaceOptions } from "./Pacer.js";
+import { exactKey, parseScore, requeued, substringPattern, toSeconds } from "./setEntryText.js";
 
 export interface JobSetOptions {
   /** Pushes retried jobs, so its middleware runs (default: a plain Client on the same connection). */
@@ -32,17 +33,6 @@ export interface JobSetOptions {
 const PAGE_SIZE = 50;
 /** Entries `retryAll`/`killAll` pop per ZPOPMIN and act on concurrently. */
 const POP_BATCH = 500;
-
-/** Redis prints scores as the shortest text that round-trips a double (and `inf` for infinities). */
-function parseScore(text: string): number {
-  if (/^[+-]?inf$/i.test(text)) return text.startsWith("-") ? -Infinity : Infinity;
-  return Number(text);
-}
-
-/** A ZSCAN MATCH pattern for a literal substring: glob metacharacters other than `*` are escaped. */
-function substringPattern(match: string): string {
-  return match.includes("*") ? match : `*${match.replace(/[?[\]\\]/g, "\\$&")}*`;
-}
 
 export class JobSet implements AsyncIterable<SortedEntry> {
   /** Entries removed through this object, so a walk that deletes as it goes does not skip any. */
@@ -380,24 +370,4 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   private client(): Client {
     return this.options.client ?? (this.ownClient ??= new Client({ redis: this.tsqRedis }));
   }
-}
-
-/**
- * A popped entry as a retry pushes it (Sidekiq's `SortedEntry#retry`): manual retries do not count
- * against the retry limit (the next failure adds 1 back), and a stale `at` is dropped.
- */
-function requeued(text: string | Buffer, decrementRetryCount = true): JobPayload {
-  const job = parsePayload(text.toString());
-  if (decrementRetryCount && typeof job.retry_count === "number") job.retry_count -= 1;
-  delete job.at;
-  return job;
-}
-
-/** A Set key that tells apart entries whose bytes differ but decode to the same text. */
-function exactKey(stored: string | Buffer): string {
-  return typeof stored === "string" ? stored : stored.toString("latin1");
-}
-
-function toSeconds(at: number | Date): number {
-  return at instanceof Date ? at.getTime() / 1000 : at;
 }
