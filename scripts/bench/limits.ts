@@ -8,22 +8,11 @@
 // the concurrency: most jobs park once and are resumed through their queue (a second fetch and slot
 // call). No-op jobs, so the numbers are the overhead alone. Each cell is the median of the rounds, in
 // µs of wall time per job.
-import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { pino } from "pino";
 import { Client } from "../../src/client/Client.js";
-import { Launcher } from "../../src/server/Launcher.js";
-import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/logger.js";
-import {
-  cleanupAll,
-  inProcessWorkerOptions,
-  installCleanupHandlers,
-  medianOf,
-  messageOf,
-  startRedis,
-  table,
-} from "./lib.js";
+import { cleanupAll, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
+import { drainCost } from "./lockCost.js";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string", default: "10000" }, repeat: { type: "string", default: "3" } },
@@ -69,18 +58,11 @@ type Klass = { name: string };
 async function jobCost(url: string, client: Client, klass: Klass): Promise<number> {
   await client.redis.flushdb();
   await client.pushBulk({ class: klass, args: Array.from({ length: JOBS }, (_, i) => [i]) });
-  const registry = new Registry();
-  registry.register(klass as never);
-  const launcher = new Launcher(inProcessWorkerOptions(url, CONCURRENCY), registry, {
-    logger: pino({ level: "silent" }),
+  // Counted by perform, not by "end" events: a parked or rescheduled job ends without performing.
+  const us = await drainCost(url, klass, JOBS, CONCURRENCY, () => {
+    performed = 0;
+    return new Promise<void>((resolve) => (onPerformed = resolve));
   });
-  performed = 0;
-  const finished = new Promise<void>((resolve) => (onPerformed = resolve));
-  const t0 = performance.now();
-  await launcher.start();
-  await finished;
-  const us = ((performance.now() - t0) * 1000) / JOBS;
-  await launcher.stop();
   const left = (await client.redis.keys("tsq:limit-parked:*")).length;
   if (left !== 0) throw new Error(`${klass.name}: jobs left parked after every job ran`);
   return us;

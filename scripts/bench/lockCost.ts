@@ -32,21 +32,40 @@ export async function jobCost(
 ): Promise<number> {
   await client.redis.flushdb();
   await inFlight(jobs, (i) => client.push({ class: klass, args: [i] }));
-  const registry = new Registry();
-  registry.register(klass as never);
-  const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, { logger: pino({ level: "silent" }) });
-  let done = 0;
-  const finished = new Promise<void>((resolve) =>
-    launcher.ctx.events.on("end", () => {
-      if (++done === jobs) resolve();
-    }),
-  );
-  const t0 = performance.now();
-  await launcher.start();
-  await finished;
-  const us = ((performance.now() - t0) * 1000) / jobs;
-  await launcher.stop();
+  const us = await drainCost(url, klass, jobs, 10);
   const locks = (await client.redis.keys(leftover)).length;
   if (locks !== 0) throw new Error(`${klass.name}: ${locks} locks left after every job ran`);
+  return us;
+}
+
+/**
+ * µs per job for an in-process worker (`concurrency` slots) draining the `jobs` already queued. Done
+ * when `finished` resolves (armed before the worker starts), by default after `jobs` "end" events.
+ */
+export async function drainCost(
+  url: string,
+  klass: Klass,
+  jobs: number,
+  concurrency: number,
+  finished?: () => Promise<void>,
+): Promise<number> {
+  const registry = new Registry();
+  registry.register(klass as never);
+  const launcher = new Launcher(inProcessWorkerOptions(url, concurrency), registry, {
+    logger: pino({ level: "silent" }),
+  });
+  let ended = 0;
+  const done =
+    finished?.() ??
+    new Promise<void>((resolve) =>
+      launcher.ctx.events.on("end", () => {
+        if (++ended === jobs) resolve();
+      }),
+    );
+  const t0 = performance.now();
+  await launcher.start();
+  await done;
+  const us = ((performance.now() - t0) * 1000) / jobs;
+  await launcher.stop();
   return us;
 }

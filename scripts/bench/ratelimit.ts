@@ -8,23 +8,12 @@
 // (d) perform calls `Limiter.window(...).withinLimit` (one rate-window-1.lua call); (e) perform calls
 // `Limiter.concurrent(...).withinLimit` (lock-acquire-2.lua, then HDEL). No-op jobs, so the numbers are
 // the overhead alone: µs of wall time per job and jobs/s, the median of the rounds.
-import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { pino } from "pino";
 import { Client } from "../../src/client/Client.js";
-import { Launcher } from "../../src/server/Launcher.js";
-import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/logger.js";
 import { Limiter } from "../../src/ratelimit/index.js";
-import {
-  cleanupAll,
-  inProcessWorkerOptions,
-  installCleanupHandlers,
-  medianOf,
-  messageOf,
-  startRedis,
-  table,
-} from "./lib.js";
+import { cleanupAll, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
+import { drainCost } from "./lockCost.js";
 
 const { values } = parseArgs({
   options: { jobs: { type: "string", default: "10000" }, repeat: { type: "string", default: "3" } },
@@ -77,18 +66,11 @@ type Klass = { name: string };
 async function jobCost(url: string, client: Client, klass: Klass): Promise<number> {
   await client.redis.flushdb();
   await client.pushBulk({ class: klass, args: Array.from({ length: JOBS }, (_, i) => [i]) });
-  const registry = new Registry();
-  registry.register(klass as never);
-  const launcher = new Launcher(inProcessWorkerOptions(url, CONCURRENCY), registry, {
-    logger: pino({ level: "silent" }),
+  // Counted by perform, not by "end" events: a parked or rescheduled job ends without performing.
+  const us = await drainCost(url, klass, JOBS, CONCURRENCY, () => {
+    performed = 0;
+    return new Promise<void>((resolve) => (onPerformed = resolve));
   });
-  performed = 0;
-  const finished = new Promise<void>((resolve) => (onPerformed = resolve));
-  const t0 = performance.now();
-  await launcher.start();
-  await finished;
-  const us = ((performance.now() - t0) * 1000) / JOBS;
-  await launcher.stop();
   if ((await client.redis.keys("tsq:rl-ready:*")).length !== 0) throw new Error(`${klass.name}: a limit was reached`);
   return us;
 }
