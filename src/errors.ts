@@ -47,11 +47,21 @@ export class PayloadDecompressionError extends TsqError {
 
 /**
  * A job of a concurrency-limited class found no free slot and its class's parked list is full
- * (`concurrency_limit_max_parked`). The job is not parked: it fails like any other (retry with back-off,
- * then dead), so an overload is loud instead of growing Redis without bound (GitLab's documented flaw).
+ * (`concurrency_limit_max_parked`). The job is not parked. At run time it fails like any other (retry
+ * with back-off, then dead); at push the push fails and `jids` names the jobs not enqueued (the other
+ * jobs of the same write were). An overload is loud instead of growing Redis without bound (GitLab's
+ * documented flaw).
  */
 export class ConcurrencyLimitFullError extends TsqError {
   override name = "ConcurrencyLimitFullError";
+
+  constructor(
+    message: string,
+    /** At push: the jobs refused; empty at run time. */
+    readonly jids: readonly string[] = [],
+  ) {
+    super(message);
+  }
 }
 
 /**

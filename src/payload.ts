@@ -123,6 +123,14 @@ export function parsePayload(text: string): JobPayload {
   return job as JobPayload;
 }
 
+/**
+ * True for a payload parsed from stored text, or a copy of one (inheritSource): a job that was enqueued
+ * before and is being pushed again (the poller's due jobs, a retry moved back by the API).
+ */
+export function wasStored(job: object): boolean {
+  return (job as { [SOURCE]?: Source })[SOURCE] !== undefined;
+}
+
 /** Gives `copy` the source text of `original` (a parsed payload), so unchanged fields keep their text. */
 export function inheritSource(original: object, copy: object): void {
   const source = (original as { [SOURCE]?: Source })[SOURCE];

@@ -23,7 +23,8 @@ export function markBatchMember(job: JobPayload): void {
 
 /**
  * Makes the marked jobs members of their batches, before they are written. Resolves to an undo for a
- * write that then fails (the members leave again, so the batch does not wait for jobs never pushed).
+ * write that then fails (the members leave again, so the batch does not wait for jobs never pushed);
+ * given jids, only those leave (the rest of the write landed).
  */
 export function joinBatches(redis: TsqRedis, jobs: readonly JobPayload[]): Promise<Undo> | undefined {
   // Synchronous when no job joins: an ordinary push pays one WeakMap lookup per job, no extra tick.
@@ -37,7 +38,7 @@ export function joinBatches(redis: TsqRedis, jobs: readonly JobPayload[]): Promi
   return byBatch && join(redis, byBatch);
 }
 
-type Undo = () => Promise<void>;
+type Undo = (only?: readonly string[]) => Promise<void>;
 
 async function join(redis: TsqRedis, byBatch: Map<string, string[]>): Promise<Undo> {
   for (const [bid, jids] of byBatch) {
@@ -47,8 +48,10 @@ async function join(redis: TsqRedis, byBatch: Map<string, string[]>): Promise<Un
       throw refused(error);
     }
   }
-  return async () => {
+  return async (only) => {
     for (const [bid, jids] of byBatch)
-      for (const jid of jids) await applyBatchEvent(redis, "leave", bid, jid).catch(() => undefined);
+      for (const jid of jids)
+        if (only === undefined || only.includes(jid))
+          await applyBatchEvent(redis, "leave", bid, jid).catch(() => undefined);
   };
 }

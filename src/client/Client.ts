@@ -5,7 +5,7 @@
  */
 import type { PreparedJob } from "../reliablePush/PushBuffer.js";
 import { resolveReliablePush, type ReliablePushOptions, type ReliablePushSettings } from "../reliablePush/settings.js";
-import { ArgumentError } from "../errors.js";
+import { ArgumentError, ConcurrencyLimitFullError } from "../errors.js";
 import { DEFAULT_SHARD, type ShardMap } from "../shards/ShardMap.js";
 import { JobWriter } from "./JobWriter.js";
 import { Chain } from "../middleware/Chain.js";
@@ -22,6 +22,14 @@ import { resolveSizeLimits, type SizeLimits } from "../payloadSize/settings.js";
 import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
 import { uniqueOnPush } from "../unique/clientMiddleware.js";
 import { sujOnPush } from "../uniqueJobs/clientMiddleware.js";
+import {
+  admitOnPush,
+  oneFailure,
+  resolveAdmission,
+  settleAdmission,
+  type AdmissionSettings,
+} from "../limits/clientMiddleware.js";
+import { logger } from "../logger.js";
 import { currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
 import { normalizeItem } from "./normalize.js";
 
@@ -49,6 +57,12 @@ export interface ClientOptions {
    * (docs/flow-control.md#reliable-push). Default: TSQ_RELIABLE_PUSH, else off.
    */
   reliablePush?: ReliablePushOptions | boolean;
+  /**
+   * Jobs of concurrency-limited classes are parked or given a slot at push (docs/concurrency-limits.md):
+   * most jobs a class may have parked (default 10,000) and seconds a slot granted at push waits for its
+   * job (default 60); workers pass their `concurrency_limit_max_parked` and `heartbeat_ttl`.
+   */
+  concurrencyLimits?: Partial<AdmissionSettings>;
 }
 
 /** A job to push. Option fields are snake_case, as on the wire; `class` may be a job class. */
@@ -76,10 +90,11 @@ export interface BulkItem {
 
 /**
  * The client middleware every Client installs, for the APIs of the lock core: deduplication (idempotent
- * classes only, docs/deduplication.md) and unique jobs (classes with `uniqueFor`, docs/unique-jobs.md).
- * Both cost nothing (no Redis call) for other classes.
+ * classes only, docs/deduplication.md), unique jobs (classes with `uniqueFor`, docs/unique-jobs.md;
+ * sujOnPush: docs/sidekiq-unique-jobs.md) and concurrency limits (classes with `concurrencyLimit`,
+ * last: a dropped duplicate is never parked). None costs a Redis call for other classes.
  */
-export const LOCK_MIDDLEWARE = [deduplicateOnPush, uniqueOnPush, sujOnPush] as const; // sujOnPush: docs/sidekiq-unique-jobs.md
+export const LOCK_MIDDLEWARE = [deduplicateOnPush, uniqueOnPush, sujOnPush, admitOnPush] as const;
 
 export { EPOCH_THRESHOLD } from "./normalize.js";
 
@@ -94,16 +109,18 @@ export class Client {
   private readonly version: 6 | 7 | 8;
   private readonly sizeLimits: SizeLimits;
   private readonly router: WorkerRouter | undefined;
+  private readonly admission: AdmissionSettings;
 
   constructor(options: ClientOptions = {}) {
     this.reliable = resolveReliablePush(options.reliablePush);
+    this.admission = resolveAdmission(options.concurrencyLimits);
     if (typeof options.redis === "object") {
       // A connection made elsewhere gets tsq's scripts too (defining them again is harmless).
       this.redis = defineScripts(options.redis);
-      this.home = new JobWriter(this.redis, false, this.reliable);
+      this.home = new JobWriter(this.redis, false, this.reliable, this.admission);
     } else {
       this.redis = this.open(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl);
-      this.home = new JobWriter(this.redis, true, this.reliable);
+      this.home = new JobWriter(this.redis, true, this.reliable, this.admission);
     }
     if (options.shards?.map.sharded) {
       const home = options.shards.home ?? DEFAULT_SHARD;
@@ -148,7 +165,7 @@ export class Client {
    */
   async build(item: PushItem): Promise<PreparedJob | null> {
     const job = this.normalize(item);
-    const json = await this.prepare(job);
+    const json = await this.prepare(job, false);
     return json === null ? null : { job, json };
   }
 
@@ -199,7 +216,7 @@ export class Client {
         jids.push(json === null ? duplicateOf(job) : job.jid);
         if (json !== null) slice.push({ job, json });
       }
-      if (slice.length > 0) await this.send(slice);
+      if (slice.length > 0) await this.sendMany(slice, jids);
     }
     return jids;
   }
@@ -218,7 +235,7 @@ export class Client {
       results.push(json === null ? duplicateOf(job) : job.jid);
       if (json !== null) ready.push({ job, json });
     }
-    if (ready.length > 0) await this.send(ready);
+    if (ready.length > 0) await this.sendMany(ready, results);
     return results;
   }
 
@@ -246,7 +263,7 @@ export class Client {
     const shard = map.shardOf(queue);
     let writer = writers.get(shard);
     if (writer === undefined) {
-      writer = new JobWriter(this.open(map.urlOf(shard)), true, this.reliable);
+      writer = new JobWriter(this.open(map.urlOf(shard)), true, this.reliable, this.admission);
       writers.set(shard, writer);
     }
     return writer;
@@ -256,11 +273,15 @@ export class Client {
     return normalizeItem(item, this.router ?? currentRouter(), this.format);
   }
 
-  /** Runs middleware, strict args and the size check. Returns the JSON, or null if a middleware refused. */
-  private async prepare(job: JobPayload): Promise<string | null> {
-    // Locks (deduplication, unique jobs) live beside the job, on its queue's shard.
+  /**
+   * Runs middleware, strict args and the size check. Returns the JSON, or null if a middleware refused.
+   * `writing`: false for a job built for a write of the caller's own, which does not admit it (src/limits).
+   */
+  private async prepare(job: JobPayload, writing = true): Promise<string | null> {
+    // Locks (deduplication, unique jobs, concurrency limits) live beside the job, on its queue's shard.
     const ran = await this.middleware.invoke([job.class, job, job.queue, this.redisFor(job.queue)], async () => {});
     if (!ran) return null;
+    settleAdmission(job, writing);
     verifyStrictArgs(job.args);
     for (const [key, value] of Object.entries(job)) {
       if (key !== "args") verifyStrictArgs(value, key);
@@ -303,7 +324,24 @@ export class Client {
       group.push(entry);
       groups.set(writer, group);
     }
-    await Promise.all([...groups].map(([writer, group]) => writer.write(group)));
+    // Every shard's write settles first, so a refusal names the refused jobs of all of them.
+    const outcomes = await Promise.allSettled([...groups].map(([writer, group]) => writer.write(group)));
+    // A writer's failures are Errors (EnqueueError, ConcurrencyLimitFullError, a batch's).
+    const failure = oneFailure(outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as Error] : [])));
+    if (failure !== undefined) throw failure;
+  }
+
+  /** `send` for bulk pushes: jobs a full parked list refused (src/limits) become null in `results`, logged. */
+  private async sendMany(entries: PreparedJob[], results: (string | null)[]): Promise<void> {
+    try {
+      await this.send(entries);
+    } catch (error) {
+      if (!(error instanceof ConcurrencyLimitFullError)) throw error;
+      results.forEach((jid, i) => {
+        if (jid !== null && error.jids.includes(jid)) results[i] = null;
+      });
+      logger().warn({ err: error }, `pushed jobs refused, null in the results: ${error.message}`);
+    }
   }
 }
 

@@ -1,9 +1,11 @@
 /**
  * The write half of a Client, one per Redis it pushes to (one per shard, src/shards): prepared jobs go
  * out in one pipelined round trip, through reliable push's buffer when it is on, with batch members
- * joined first. A failover error reconnects and retries once.
+ * joined first. A failover error reconnects and retries once. Jobs of concurrency-limited classes are
+ * admitted instead of LPUSHed (src/limits/clientMiddleware.ts).
  */
-import { EnqueueError } from "../errors.js";
+import { ConcurrencyLimitFullError, EnqueueError } from "../errors.js";
+import { admissionOf, admitJobs, type AdmissionSettings } from "../limits/clientMiddleware.js";
 import { QUEUES, SCHEDULE, queueKey } from "../keys.js";
 import type { JobPayload } from "../payload.js";
 import { isFailoverError, type TsqRedis } from "../redis/connection.js";
@@ -21,6 +23,7 @@ export class JobWriter {
     readonly redis: TsqRedis,
     private readonly owned: boolean,
     reliable: ReliablePushSettings | undefined,
+    private readonly admission: AdmissionSettings,
   ) {
     if (reliable) this.buffer = new PushBuffer(redis, (entries) => this.rawPush(entries), reliable);
   }
@@ -40,7 +43,8 @@ export class JobWriter {
     try {
       await (this.buffer ? this.buffer.push(entries) : this.rawPush(entries));
     } catch (error) {
-      await undoJoin?.();
+      // Refused by a full parked list: only those jobs were not written.
+      await undoJoin?.(error instanceof ConcurrencyLimitFullError ? error.jids : undefined);
       throw error;
     }
   }
@@ -61,11 +65,25 @@ export class JobWriter {
         await this.writeOnce(entries);
       }
     } catch (error) {
+      if (error instanceof ConcurrencyLimitFullError) throw error; // it names the jobs and what to do
       throw refused(entries, error);
     }
   }
 
   private async writeOnce(entries: PreparedJob[]): Promise<void> {
+    const admitted = entries.filter((entry) => admissionOf(entry.job) !== undefined);
+    if (admitted.length === 0) return this.writePlain(entries);
+    const plain = entries.filter((entry) => admissionOf(entry.job) === undefined);
+    // Both sent before either is answered; every write settles before a failure is reported.
+    const [written, admittedAll] = await Promise.allSettled([
+      plain.length > 0 ? this.writePlain(plain) : undefined,
+      admitJobs(this.redis, admitted, this.admission),
+    ]);
+    if (written.status === "rejected") throw written.reason;
+    if (admittedAll.status === "rejected") throw admittedAll.reason;
+  }
+
+  private async writePlain(entries: PreparedJob[]): Promise<void> {
     if (entries.length === 1 && entries[0]!.job.at === undefined) {
       // One job, as performAsync pushes it: one push-jobs-2.lua call. Two commands per push (SADD,
       // LPUSH) in a pipeline of their own cost half the throughput with many pushes in flight.

@@ -9,6 +9,8 @@
  *                 `concurrency_limit_buffered_at`; the processor acknowledges it like a finished job
  *   list full     ConcurrencyLimitFullError: the job goes through retries, loudly (docs/concurrency-limits.md)
  *
+ * A job a tsq Client pushed was admitted at push (clientMiddleware.ts) and arrives holding its slot; the
+ * rest (scheduled jobs, retries, re-pushes, Ruby's) are decided here, after any job already parked.
  * A class without a limit costs one property read and no Redis call.
  */
 import { ConcurrencyLimitFullError } from "../errors.js";

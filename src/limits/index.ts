@@ -1,7 +1,8 @@
 /**
  * Concurrency limits (GitLab's `concurrency_limit`, docs/concurrency-limits.md) on the lock core
- * (src/locks/Lock.ts), and GitLab's LimitedCapacity pattern on the same slots. The Launcher puts the
- * server middleware in the chain and runs one ConcurrencyLimiter per process.
+ * (src/locks/Lock.ts), and GitLab's LimitedCapacity pattern on the same slots. Every Client installs the
+ * client middleware (clientMiddleware.ts, decisions at push); the Launcher puts the server middleware in
+ * the chain and runs one ConcurrencyLimiter per process.
  */
 export { ConcurrencyLimiter, type LimiterSettings, type EnterResult } from "./ConcurrencyLimiter.js";
 export { ConcurrencyLimitServerMiddleware } from "./ServerMiddleware.js";

@@ -16,6 +16,7 @@ import { familiesOf, type MetricFamily } from "./exposition.js";
 import { batchEvents } from "../batch/events.js";
 import { CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from "./series.js";
 import { dedupEvents } from "../dedup/events.js";
+import { limitEvents } from "../limits/clientMiddleware.js";
 import { uniqueEvents } from "../unique/events.js";
 
 /**
@@ -85,13 +86,14 @@ export class JobMetrics {
     "tsq_jobs_deduplicated_total",
     "Pushes of idempotent jobs dropped because the same job was already enqueued (docs/deduplication.md).",
   );
+  /** Counted where the job parks: at push in the pushing process, at fetch in a worker. */
   private readonly parked = new CounterFamily(
     "tsq_jobs_parked_total",
     "Jobs parked instead of run because their class's concurrency limit was reached or is paused (docs/concurrency-limits.md).",
   );
   private readonly limitRefused = new CounterFamily(
     "tsq_jobs_concurrency_limit_refused_total",
-    "Jobs sent to retries because their class's parked list was full (concurrency_limit_max_parked).",
+    "Jobs refused because their class's parked list was full (concurrency_limit_max_parked): pushes that failed, or jobs sent to retries.",
   );
   private readonly rateLimited = new CounterFamily(
     "tsq_limited_jobs_total",
@@ -158,6 +160,7 @@ export class JobMetrics {
     ctx.events.on("limited", this.onLimited);
     ctx.events.on("rateLimited", this.onRateLimited);
     ctx.events.on("expired", this.onExpired);
+    limitEvents.on("limited", this.onLimited);
     dedupEvents.on("deduplicated", this.onDeduplicated);
     uniqueEvents.on("rejected", this.onUniqueRejected);
     batchEvents.on("fired", this.onBatchFired);
@@ -194,6 +197,7 @@ export class JobMetrics {
     this.ctx.events.off("limited", this.onLimited);
     this.ctx.events.off("rateLimited", this.onRateLimited);
     this.ctx.events.off("expired", this.onExpired);
+    limitEvents.off("limited", this.onLimited);
     dedupEvents.off("deduplicated", this.onDeduplicated);
     uniqueEvents.off("rejected", this.onUniqueRejected);
     batchEvents.off("fired", this.onBatchFired);

@@ -112,15 +112,16 @@ export interface ScriptCommands {
   /** lock-refresh-1.lua: extends `holder`'s expiry to now + `ttlMs` if it still holds `lock`; 1 or 0. */
   lockRefresh(lock: string, holder: string, ttlMs: number, nowMs: number): Promise<number>;
   /**
-   * limit-slot-4.lua: takes ("enter") or gives back ("leave") a concurrency-limit slot, parking or resuming
-   * jobs; [status, running, parked] (enter: 1 run, 0 parked, -1 parked list full; leave: jobs resumed).
+   * limit-slot-4.lua: takes ("enter") or gives back ("leave") a concurrency-limit slot, or admits a pushed
+   * job ("admit"), parking or resuming jobs; [status, running, parked] (enter: 1 run, 0 parked, -1 parked
+   * list full; admit: 1 granted, 0 parked, -1 refused; leave: jobs resumed).
    */
   limitSlot(
     slots: string,
     parked: string,
     limits: string,
     queues: string,
-    op: "enter" | "leave",
+    op: "enter" | "leave" | "admit",
     holder: string,
     ttlMs: number,
     limit: number,

@@ -16,10 +16,11 @@
  * It keeps its place: held jobs are ordered by when their push began. A connection that hangs without
  * closing is not seen as down.
  */
-import { PushBufferFullError } from "../errors.js";
-import { SCHEDULE, queueKey } from "../keys.js";
+import { ConcurrencyLimitFullError, PushBufferFullError } from "../errors.js";
+import { SCHEDULE, limitParkedKey, queueKey } from "../keys.js";
+import { admissionOf } from "../limits/clientMiddleware.js";
 import { logger as rootLogger, type Logger } from "../logger.js";
-import type { JobPayload } from "../payload.js";
+import { displayClass, type JobPayload } from "../payload.js";
 import type { TsqRedis } from "../redis/connection.js";
 import { deferred, sleep } from "../util/sleep.js";
 import type { ReliablePushSettings } from "./settings.js";
@@ -178,10 +179,13 @@ export class PushBuffer {
           for (const item of batch) item.uncertain = true; // maybe partly written: look before the next try
           continue;
         }
-        // Redis answered and refused (out of memory, read-only): these jobs cannot land; say so, with them.
+        // Redis answered and refused (out of memory, read-only, a full concurrency-limit parked list):
+        // these jobs cannot land; say so, with them.
+        const lost =
+          error instanceof ConcurrencyLimitFullError ? batch.filter((i) => error.jids.includes(i.job.jid)) : batch;
         this.logger.error(
-          { err: error, jobs: batch.map(({ job, json }) => ({ queue: job.queue, jid: job.jid, payload: json })) },
-          `Redis refused ${batch.length} buffered job(s); they were NOT enqueued: push these payloads again`,
+          { err: error, jobs: lost.map(({ job, json }) => ({ queue: job.queue, jid: job.jid, payload: json })) },
+          `Redis refused ${lost.length} buffered job(s); they were NOT enqueued: push these payloads again`,
         );
       }
       if (this.size === 0) return; // reportLeft emptied the buffer meanwhile
@@ -207,15 +211,23 @@ export class PushBuffer {
     const uncertain = batch.filter((item) => item.uncertain);
     if (uncertain.length === 0) return batch;
     const pipeline = this.redis.pipeline();
-    for (const { job, json } of uncertain) {
-      if (job.at === undefined) pipeline.lpos(queueKey(job.queue), json);
-      else pipeline.zscore(SCHEDULE, json);
+    const looked: Held[] = [];
+    for (const item of uncertain) {
+      const { job, json } = item;
+      if (job.at !== undefined) pipeline.zscore(SCHEDULE, json);
+      else pipeline.lpos(queueKey(job.queue), json);
+      looked.push(item);
+      // A job admitted at push (src/limits) is parked if no slot was free.
+      if (job.at === undefined && admissionOf(job) !== undefined) {
+        pipeline.lpos(limitParkedKey(displayClass(job)), json);
+        looked.push(item);
+      }
     }
     const found = (await pipeline.exec()) ?? [];
     const landed = new Set<Held>();
     found.forEach(([error, value], i) => {
       if (error) throw error;
-      if (value !== null) landed.add(uncertain[i]!);
+      if (value !== null) landed.add(looked[i]!);
     });
     return landed.size === 0 ? batch : batch.filter((item) => !landed.has(item));
   }

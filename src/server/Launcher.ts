@@ -86,6 +86,8 @@ export class Launcher {
       maxPayloadBytes: options.maxPayloadBytes,
       compressThresholdBytes: options.compressThresholdBytes,
       maxInflatedBytes: options.maxInflatedBytes,
+      // Jobs of limited classes pushed from jobs are parked at push under the worker's own bound.
+      concurrencyLimits: { maxParked: options.concurrencyLimitMaxParked, slotTtl: options.heartbeatTtl },
       // Jobs that enqueue jobs reach every shard; this process's own Redis serves its shard's queues.
       shards: { map: shardMapOf(options), home: options.shard ?? DEFAULT_SHARD },
     });

@@ -2,7 +2,8 @@
  * Concurrency-limited job classes for the limit tests, loaded by real `tsq` / `tsq-cluster` processes.
  * Each records in Redis what it saw, so tests observe from outside: `inflight` (INCR on start, DECR on
  * end) with every value it read on start pushed to `samples`, its argument pushed to `order` on start,
- * and `{jid, pid}` to `started`.
+ * and `{jid, pid}` to `started`. Ids are push positions: on start a job also pushes to `behind` how many
+ * jobs of lower id have not finished (`finished` holds the ids of those that did).
  */
 import { Job, LimitedCapacityJob, defaultClient } from "../../src/index.js";
 
@@ -11,13 +12,16 @@ function redis() {
 }
 
 async function run(job: Job, id: number, ms: number): Promise<void> {
-  const inflight = await redis().incr(`inflight:${job.constructor.name}`);
-  await redis()
+  const name = job.constructor.name;
+  const inflight = await redis().incr(`inflight:${name}`);
+  const replies = await redis()
     .multi()
-    .rpush(`samples:${job.constructor.name}`, String(inflight))
-    .rpush(`order:${job.constructor.name}`, String(id))
+    .rpush(`samples:${name}`, String(inflight))
+    .rpush(`order:${name}`, String(id))
     .rpush("started", JSON.stringify({ jid: job.jid, id, pid: process.pid }))
+    .zcount(`finished:${name}`, "-inf", `(${id}`)
     .exec();
+  await redis().rpush(`behind:${name}`, String(id - Number(replies?.[3]?.[1] ?? 0)));
   if (ms > 0) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
@@ -27,8 +31,8 @@ async function run(job: Job, id: number, ms: number): Promise<void> {
       });
     });
   }
-  await redis().decr(`inflight:${job.constructor.name}`);
-  await redis().rpush("ran", String(id));
+  await redis().decr(`inflight:${name}`);
+  await redis().multi().zadd(`finished:${name}`, id, String(id)).rpush("ran", String(id)).exec();
 }
 
 /** At most 3 at once across every process. */
