@@ -81,6 +81,10 @@ export function splitTopLevel(text: string): Map<string, string> {
 
 /** True when `raw` is a JSON text for exactly `value`, as JavaScript sees it. */
 export function sameAsRaw(value: unknown, raw: string): boolean {
+  // Nearly always the raw text is what JSON.stringify writes (tsq's own payloads, Sidekiq's compact
+  // JSON): one string comparison then, instead of parsing the field again (a retry-all of 100,000 jobs
+  // spent a fifth of its time here). Only text written differently takes the parse below.
+  if (typeof value === "number" ? String(value) === raw : JSON.stringify(value) === raw) return true;
   try {
     const parsed: unknown = JSON.parse(raw);
     if (typeof value === "number") return typeof parsed === "number" && (parsed === value || Object.is(parsed, value));

@@ -31,6 +31,9 @@ export interface JobSetOptions {
 }
 
 const PAGE_SIZE = 50;
+/** `popBatches`'s prepare for actions that take any entry, job or not. */
+const anyEntry = (): true => true;
+
 /** Entries `retryAll`/`killAll` pop per ZPOPMIN and act on concurrently. */
 const POP_BATCH = 500;
 
@@ -174,10 +177,17 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * most that many a second (src/api/Pacer.ts); an aborted `signal` stops it between batches.
    */
   retryAll(pace: PaceOptions = {}): Promise<number> {
-    return this.popBatches(true, new Pacer(POP_BATCH, pace), async (batch) => {
-      const pushed = await this.putBackOnError(batch, () =>
-        this.client().pushMany(batch.map(([text]) => requeued(text))),
-      );
+    // Parsed once, as it is popped: an entry that is not a job stays in the set, untouched.
+    const asJob = (text: Buffer) => {
+      try {
+        return requeued(text);
+      } catch (error) {
+        if (error instanceof InvalidPayloadError) return undefined;
+        throw error;
+      }
+    };
+    return this.popBatches(asJob, new Pacer(POP_BATCH, pace), async (batch) => {
+      const pushed = await this.putBackOnError(batch, () => this.client().pushMany(batch.map(([, , job]) => job)));
       const refused = batch.filter((_, i) => pushed[i] === null);
       if (refused.length === 0) return batch.length;
       await this.restore(refused);
@@ -189,7 +199,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
 
   /** Moves every entry to the dead set (`ZPOPMIN` loop; one MULTI per popped batch). */
   killAll(options: KillOptions = {}): Promise<number> {
-    return this.popBatches(false, new Pacer(POP_BATCH), async (batch) => {
+    return this.popBatches(anyEntry, new Pacer(POP_BATCH), async (batch) => {
       const texts = batch.map(([text]) => text);
       await this.putBackOnError(batch, () => sendManyToMorgue(this.tsqRedis, texts, this.morgueLimits()));
       await releaseLocksOf(this.redis, texts);
@@ -302,7 +312,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
 
   /** Runs `fn`; if it throws, puts `batch` back first. */
   private async putBackOnError<T>(
-    batch: readonly (readonly [string | Buffer, number])[],
+    batch: readonly (readonly [string | Buffer, number, ...unknown[]])[],
     fn: () => Promise<T>,
   ): Promise<T> {
     try {
@@ -314,7 +324,7 @@ export class JobSet implements AsyncIterable<SortedEntry> {
   }
 
   /** Puts entries back with their scores, in one ZADD. */
-  private async restore(entries: readonly (readonly [string | Buffer, number])[]): Promise<void> {
+  private async restore(entries: readonly (readonly [string | Buffer, number, ...unknown[]])[]): Promise<void> {
     if (entries.length === 0) return;
     await this.redis.zadd(this.name, ...entries.flatMap(([text, score]) => [formatSeconds(score), text]));
   }
@@ -323,12 +333,13 @@ export class JobSet implements AsyncIterable<SortedEntry> {
    * Pops the lowest entries, `POP_BATCH` at a time, at most `size` in all, so entries added meanwhile
    * wait for the next call, and hands each batch to `action`: one round trip per batch instead of one
    * per entry. An action that fails puts back what it did not do, then throws, which ends the walk.
-   * With `jobsOnly`, entries that are not jobs are put back at the end, untouched.
+   * `prepare` makes each entry what the action needs; an entry it returns undefined for is put back at
+   * the end, untouched.
    */
-  private async popBatches(
-    jobsOnly: boolean,
+  private async popBatches<T>(
+    prepare: (text: Buffer) => T | undefined,
     pacer: Pacer,
-    action: (batch: [Buffer, number][]) => Promise<number>,
+    action: (batch: [Buffer, number, T][]) => Promise<number>,
   ): Promise<number> {
     let left = await this.size();
     const skipped: [Buffer, number][] = [];
@@ -343,13 +354,14 @@ export class JobSet implements AsyncIterable<SortedEntry> {
         const popped = await this.redis.zpopminBuffer(this.name, Math.min(left, pacer.batchSize));
         if (popped.length < 2) break;
         pacer.took(popped.length / 2);
-        const batch: [Buffer, number][] = [];
+        const batch: [Buffer, number, T][] = [];
         for (let i = 0; i + 1 < popped.length; i += 2) {
           left--;
           this.removed++;
           const [text, score] = [popped[i]!, parseScore(popped[i + 1]!.toString())];
-          if (jobsOnly && !new SortedEntry(this, score, text).valid) skipped.push([text, score]);
-          else batch.push([text, score]);
+          const prepared = prepare(text);
+          if (prepared === undefined) skipped.push([text, score]);
+          else batch.push([text, score, prepared]);
         }
         if (batch.length === 0) continue;
         const previous = inFlight;
