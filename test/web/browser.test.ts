@@ -17,6 +17,7 @@ import { Client } from "../../src/client/Client.js";
 import {
   PROCESSES,
   RETRY,
+  deployMarksKey,
   SIDEKIQ_CRON_JOBS,
   processKey,
   queueKey,
@@ -188,8 +189,11 @@ test(
     );
     assert.equal(await page.locator("#live-status").textContent(), "paused (tab hidden)");
 
-    // Sidekiq 8 metrics keys: the worker's (flushed with its heartbeat) and a Ruby-written hostile class.
+    // Sidekiq 8 metrics keys: the worker's (flushed with its heartbeat) and a Ruby-written hostile class;
+    // a deploy mark (as Sidekiq::Deploy writes it) with a hostile label, 5 minutes ago.
     await redis.redis.hset(`j|${minuteBucket(new Date())}`, `${HOSTILE[0]}|p`, "2", `${HOSTILE[0]}|ms`, "40");
+    const deployedAt = new Date(Date.now() - 5 * 60_000);
+    await redis.redis.hset(deployMarksKey(deployedAt), deployedAt.toISOString(), HOSTILE[1]!);
     await eventually(
       async () => (await redis.redis.keys("h|RecordJob-*")).length > 0,
       30_000,
@@ -215,6 +219,12 @@ test(
     }
     await page.goto(`${web.url}/metrics`);
     assert.ok((await page.locator("#metrics-chart polyline").count()) >= 2, "a line per class on /metrics");
+    assert.equal(
+      await page.locator("#metrics-chart line.mark title").textContent(),
+      `deploy: ${HOSTILE[1]}`,
+      "the deploy is drawn on the chart, its label as text",
+    );
+    await checkClean(page, "metrics-marks");
     await page.goto(`${web.url}/metrics/RecordJob`);
     assert.ok((await page.locator("#histogram-chart rect").count()) > 0, "histogram bars");
     assert.ok((await page.locator("#bubble-chart circle").count()) > 0, "per-minute bubbles");

@@ -12,8 +12,11 @@ function svgEl(name, attrs) {
   return el;
 }
 
-/** Draws one or more series as lines in `container` (an SVG sized by CSS); `legend` false hides the last values. */
-function drawChart(container, labels, series, legendShown = true) {
+/**
+ * Draws one or more series as lines in `container` (an SVG sized by CSS); `legend` false hides the last
+ * values. `marks` ({ bucket, label }) are deploys: a dashed vertical line at their bucket, labelled.
+ */
+function drawChart(container, labels, series, legendShown = true, marks = []) {
   const width = 800;
   const height = 180;
   const pad = 24;
@@ -31,6 +34,16 @@ function drawChart(container, labels, series, legendShown = true) {
       return `${x.toFixed(1)},${y.toFixed(1)}`;
     });
     svg.appendChild(svgEl("polyline", { points: points.join(" "), class: `line ${s.cls}` }));
+  }
+  for (const mark of marks) {
+    if (!(mark.bucket >= 0)) continue; // outside the period's buckets
+    const x = (pad + ((width - pad) * mark.bucket) / (n - 1)).toFixed(1);
+    const line = svgEl("line", { x1: x, y1: pad, x2: x, y2: height - pad, class: "mark" });
+    const title = svgEl("title", {});
+    title.textContent = `deploy: ${mark.label}`;
+    line.appendChild(title);
+    svg.appendChild(line);
+    tick(svg, Number(x) + 3, pad + 10, mark.label.slice(0, 24));
   }
   if (legendShown) {
     const legend = svgEl("text", { x: width - 200, y: 12, class: "tick" });
@@ -52,7 +65,7 @@ function setupMetrics() {
   if (!el) return;
   const data = JSON.parse(el.dataset.series || "{}");
   const series = (data.series || []).map((s, i) => ({ name: s.name, cls: `s${i}`, values: s.values }));
-  drawChart(el, data.labels || [], series, false);
+  drawChart(el, data.labels || [], series, false, data.marks || []);
 }
 
 /** A class's histogram: one bar per execution-time bucket, labelled under it. */

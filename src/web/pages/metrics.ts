@@ -75,7 +75,7 @@ export async function metrics(ctx: RequestContext): Promise<RouteResult> {
   const chart = {
     labels: result.buckets.map((b) => b.slice(11, 16)),
     series: ranked.slice(0, CHART_LIMIT).map(([name, c]) => ({ name, values: c.series.ms.map((ms) => ms / 1000) })),
-    marks: result.marks.map((m) => m.bucket),
+    marks: result.marks.map((m) => ({ bucket: m.bucket, label: m.label })),
   };
   const path = `${ctx.base}/metrics`;
   const body = html`${periodLinks(ctx, path, period, Object.keys(METRICS_PERIODS) as MetricsPeriod[])}
