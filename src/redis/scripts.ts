@@ -37,13 +37,15 @@ export interface ScriptCommands {
     queue: string,
     job: string,
   ): Promise<number>;
-  /** reliable-fetch.lua: `numKeys`, the (queue, private list) pairs, then the most jobs to move; [pair index, ...jobs] or null. */
-  reliableFetch(numKeys: number, ...keysThenMax: (string | number)[]): Promise<[number, ...string[]] | null>;
   /** push-jobs-2.lua: SADD queues + LPUSH of `jobs` in one atomic command; the queue's new length. */
   pushJobs(queues: string, queueKey: string, queue: string, ...jobs: string[]): Promise<number>;
-  /** ack-jobs-1.lua: removes finished jobs from a private list by their exact bytes; how many were removed. */
-  ackJobs(privateList: string, ...jobs: (string | Buffer)[]): Promise<number>;
-  /** reliable-fetch.lua with the jobs as their exact bytes (a job need not be UTF-8). */
+  /** ack-jobs-1.lua: removes finished jobs from a private list, by their marks (ackMark.ts); how many were removed. */
+  ackJobs(privateList: string, marks: string, ...whole: (string | Buffer)[]): Promise<number>;
+  /**
+   * reliable-fetch.lua: `numKeys`, the (queue, private list) pairs, the most jobs to move, then the marks
+   * of finished jobs to acknowledge first, one string per pair; [pair index, ...jobs as their exact
+   * bytes] or null.
+   */
   reliableFetchBuffer(
     numKeys: number,
     ...keysThenArgs: (string | number | Buffer)[]
@@ -190,9 +192,19 @@ function loadScripts(): Script[] {
       const match = /^(.+?)(?:-(\d+))?\.lua$/.exec(file)!;
       const name = match[1]!.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
       const numberOfKeys = match[2] === undefined ? undefined : Number(match[2]);
-      return { name, numberOfKeys, lua: readFileSync(new URL(file, LUA_DIR), "utf8") };
+      return { name, numberOfKeys, lua: withIncludes(readFileSync(new URL(file, LUA_DIR), "utf8")) };
     });
   return cached;
+}
+
+/**
+ * Lua shared by several scripts lives in `lua/lib/` and is pasted in where a script says
+ * `-- include: lib/<name>.lua` (Redis runs each script alone: there is no `require`).
+ */
+function withIncludes(lua: string): string {
+  return lua.replace(/^-- include: (lib\/[\w-]+\.lua)$/gm, (_, file: string) =>
+    readFileSync(new URL(file, LUA_DIR), "utf8"),
+  );
 }
 
 export function defineScripts(redis: Redis): TsqRedis {

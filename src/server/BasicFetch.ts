@@ -23,7 +23,9 @@ class BasicUnit implements UnitOfWork {
     this.job = raw.toString();
   }
 
-  async acknowledge(): Promise<void> {}
+  acknowledge(): undefined {
+    return undefined;
+  }
 
   async requeue(options: RequeueOptions = {}): Promise<void> {
     const key = queueKey(this.queue);

@@ -53,7 +53,17 @@ function newFetcher(ctx: ServerContext, capsule: CapsuleConfig): Made {
   const paused = pausedQueuesFor(ctx, ctx.redis, ctx.logger);
   const fetcher =
     fetch === "reliable"
-      ? new ReliableFetch(ctx.redis, blocking, ctx.identity, capsule.queues, fetchTimeout, ctx.logger, paused)
+      ? new ReliableFetch(
+          ctx.redis,
+          blocking,
+          ctx.identity,
+          capsule.queues,
+          fetchTimeout,
+          ctx.logger,
+          paused,
+          // One job at a time: a job fetched ahead would only wait behind it, away from other processes.
+          capsule.concurrency > 1 ? capsule.concurrency : 0,
+        )
       : new BasicFetch(ctx.redis, blocking, capsule.queues, fetchTimeout, paused);
   return { fetcher, unblocker: new Unblocker(blocking, ctx.redis), paused };
 }

@@ -133,7 +133,8 @@ export class Processor {
       );
     }
     this.ctx.state.countProcessed(outcome.status === "fail");
-    await unit.acknowledge();
+    const acknowledged = unit.acknowledge();
+    if (acknowledged) await acknowledged;
     if (outcome.status === "done")
       logger.info({ elapsed_ms: round(outcome.durationSeconds * 1000), status: "done" }, "done");
     events.emit("end", job, unit.queue, outcome);

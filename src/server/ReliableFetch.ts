@@ -4,7 +4,9 @@
  * is acknowledged: done, retried or dead. If the process dies, the job is still in Redis and
  * `recovery.ts` puts it back. Queue order (strict / random / weighted) is BasicFetch's.
  *
- * Each fetch moves up to one job per free slot in one reliable-fetch.lua call. When the queues are
+ * Each fetch moves up to one job per free slot in one reliable-fetch.lua call, which first acknowledges
+ * the jobs finished since the last one (AckBatcher); while a backlog lasts, the next batch is fetched
+ * ahead (FetchAhead). When the queues are
  * empty: with one queue, BLMOVE waits for a job like BRPOP; with several, no Redis command moves from
  * the first non-empty of many lists, so an empty round waits `IDLE_WAIT` ms before the next: at most
  * that much latency when idle, a few cheap calls a second.
@@ -16,17 +18,21 @@ import { sleep } from "../util/sleep.js";
 import { keepUnpaused, unpausedQueues, waitWhilePaused } from "../pause/fetchFilter.js";
 import type { PauseView } from "../pause/PausedQueues.js";
 import { QueueOrder } from "./queueOrder.js";
-import { isUtf8 } from "node:buffer";
 import { logger as rootLogger, type Logger } from "../logger.js";
 import { AckBatcher } from "./AckBatcher.js";
 import { Reconciler } from "./Reconciler.js";
+import { FetchAhead } from "./FetchAhead.js";
 import type { Fetcher, RequeueOptions, UnitOfWork } from "./unitOfWork.js";
 
 /** ms between polls of several empty queues. */
 const IDLE_WAIT = 100;
 
+/** Fetch order across the process: the private list holds a process's jobs oldest-fetched at the tail. */
+let fetched = 0;
+
 class ReliableUnit implements UnitOfWork {
   readonly job: string;
+  readonly seq = fetched++;
 
   constructor(
     private readonly fetch: ReliableFetch,
@@ -37,11 +43,9 @@ class ReliableUnit implements UnitOfWork {
     this.job = raw.toString();
   }
 
-  acknowledge(): Promise<void> {
-    // The decoded text is the same bytes when they are valid UTF-8 (nearly always); sent as a string
-    // it joins the pipeline's text instead of turning the whole write into buffer concatenation.
-    const written = this.fetch.acks.ack(this.privateKey, isUtf8(this.raw) ? this.job : this.raw);
-    return written.finally(() => this.fetch.reconciler.release(this));
+  /** Held by the reconciler until the acknowledgement is answered (AckBatcher's `settled`). */
+  acknowledge(): Promise<void> | undefined {
+    return this.fetch.acks.ack(this.privateKey, this);
   }
 
   /** Back to the public queue (front, or end with `atBack`), and out of the private list, in one MULTI. */
@@ -55,16 +59,22 @@ class ReliableUnit implements UnitOfWork {
 }
 
 export class ReliableFetch implements Fetcher {
-  readonly acks: AckBatcher;
+  readonly acks: AckBatcher<ReliableUnit>;
   readonly reconciler: Reconciler;
+  private readonly ahead: FetchAhead<ReliableUnit>;
   private readonly order: QueueOrder;
   private readonly idle = new AbortController();
+  /** A fetch is on its way to Redis or waiting there: acks finished meanwhile cannot ride with it. */
+  private fetching = false;
 
   /**
    * @param redis    shared connection: acks and requeues
    * @param blocking the fetcher's own connection: fetches (reliable-fetch.lua, BLMOVE)
    * @param timeout  seconds a BLMOVE blocks
    * @param paused   the process's paused queues (src/pause), left out of every fetch
+   * @param batchAhead jobs fetched ahead while a backlog lasts (FetchAhead), 0 for none: the capsule's
+   *                 concurrency, so slots freed at different moments still take one batch, not ever
+   *                 smaller ones
    */
   constructor(
     readonly redis: TsqRedis,
@@ -74,36 +84,85 @@ export class ReliableFetch implements Fetcher {
     private readonly timeout: number,
     logger: Logger = rootLogger(),
     private readonly paused?: PauseView,
+    private readonly batchAhead = 0,
   ) {
     this.order = new QueueOrder(queues);
-    this.acks = new AckBatcher(redis, logger);
     const lists = queues.map((q) => ({ privateKey: privateQueueKey(identity, q.name), queueKey: queueKey(q.name) }));
     this.reconciler = new Reconciler(blocking, lists, logger);
+    const reconciler = this.reconciler;
+    this.acks = new AckBatcher<ReliableUnit>(
+      redis,
+      logger,
+      (unit) => reconciler.release(unit),
+      () => !this.fetching && !this.idle.signal.aborted,
+    );
+    this.ahead = new FetchAhead<ReliableUnit>(
+      (max) => this.fetchAhead(max),
+      (units) => this.bulkRequeue(units),
+      logger,
+    );
   }
 
   async retrieveWork(max: number): Promise<UnitOfWork[]> {
     await this.reconciler.reconcileIfNeeded();
+    const early = await this.ahead.take(max);
+    if (early.length > 0) {
+      if (early.length === max) this.startAhead(); // the backlog goes on: keep a batch ahead
+      return keepUnpaused(early, this.paused, (taken) => this.bulkRequeue(taken));
+    }
     const queues = unpausedQueues(this.order.next(), this.paused);
     if (queues.length === 0) {
       await waitWhilePaused(this.paused!, this.timeout * 1000, this.idle.signal);
       return [];
     }
-    const units = await this.move(queues, max);
-    for (const unit of units) this.reconciler.hold(unit);
+    const units = await this.move(queues, max, true);
+    if (units.length === max) this.startAhead();
     return keepUnpaused(units, this.paused, (taken) => this.bulkRequeue(taken));
   }
 
-  private async move(queues: string[], max: number): Promise<ReliableUnit[]> {
-    const keys = queues.flatMap((q) => [queueKey(q), privateQueueKey(this.identity, q)]);
-    // On the fetcher's own connection: the shared one is auto-pipelined, and ioredis sends an auto
-    // pipeline only once the previous one is answered, so a fetch there waited for the acks before it.
-    const found = await this.blocking.reliableFetchBuffer(keys.length, ...keys, max);
+  private startAhead(): void {
+    if (this.batchAhead > 0) this.ahead.start(this.batchAhead);
+  }
+
+  /** FetchAhead's fetch: the next batch in queue order, without waiting in Redis for one. */
+  private async fetchAhead(max: number): Promise<ReliableUnit[]> {
+    const queues = unpausedQueues(this.order.next(), this.paused);
+    return queues.length === 0 ? [] : this.move(queues, max, false);
+  }
+
+  /** Jobs of the first non-empty queue (with `wait`, waiting for one when all are empty), held. */
+  private async move(queues: string[], max: number, wait: boolean): Promise<ReliableUnit[]> {
+    this.fetching = true;
+    try {
+      const units = await this.moveOrWait(queues, max, wait);
+      for (const unit of units) this.reconciler.hold(unit);
+      return units;
+    } finally {
+      this.fetching = false;
+    }
+  }
+
+  private async moveOrWait(queues: string[], max: number, wait: boolean): Promise<ReliableUnit[]> {
+    const privateKeys = queues.map((q) => privateQueueKey(this.identity, q));
+    const keys = queues.flatMap((q, i) => [queueKey(q), privateKeys[i]!]);
+    const riding = this.acks.ride(privateKeys);
+    let found: [number, ...Buffer[]] | null;
+    try {
+      // On the fetcher's own connection: the shared one is auto-pipelined, and ioredis sends an auto
+      // pipeline only once the previous one is answered, so a fetch there waited for the acks before it.
+      found = await this.blocking.reliableFetchBuffer(keys.length, ...keys, max, ...(riding?.marks ?? []));
+    } catch (error) {
+      riding?.settle(error);
+      throw error;
+    }
+    riding?.settle();
     if (found) {
       const [index, ...jobs] = found;
       const queue = queues[index - 1]!;
       const privateKey = privateQueueKey(this.identity, queue);
       return jobs.map((job) => new ReliableUnit(this, privateKey, queue, job));
     }
+    if (!wait) return [];
     if (queues.length === 1) {
       // Nothing there: block on the one queue until a job arrives (or the timeout).
       const queue = queues[0]!;
@@ -127,8 +186,10 @@ export class ReliableFetch implements Fetcher {
     for (const unit of units) this.reconciler.release(unit as ReliableUnit);
   }
 
-  drain(): Promise<void> {
-    return this.acks.drain();
+  /** Gives back the jobs fetched ahead, then waits for the acks in flight. */
+  async drain(): Promise<void> {
+    await this.ahead.release();
+    await this.acks.drain();
   }
 
   get connected(): boolean {

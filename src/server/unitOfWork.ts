@@ -11,8 +11,11 @@ export interface UnitOfWork {
    * string); decoding replaces them, so everything that removes or re-pushes a job by value uses these.
    */
   readonly raw: Buffer;
-  /** The job is finished (done, retried or dead): forget it. */
-  acknowledge(): Promise<void>;
+  /**
+   * The job is finished (done, retried or dead): forget it. Undefined when there is nothing to wait for
+   * (the common case: no promise per job); a promise when the caller must wait (backpressure).
+   */
+  acknowledge(): Promise<void> | undefined;
   /**
    * Put the job back at the front of its queue so it runs next, or with `atBack` at the end of it, so
    * the jobs already waiting run first.
