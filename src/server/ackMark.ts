@@ -8,8 +8,10 @@
  * A private list holds the jobs one process is running, each with its own jid, so the length and the
  * bytes around the jid single a job out. Two entries sharing a mark are copies of one job with one jid
  * (a duplicated push); removing either leaves the other to run, as LREM would. A batch's marks travel
- * as one string (ack-jobs-1.lua's ARGV[1]). A job without a jid field, or whose marked bytes are not
- * ASCII (sent as text they would change), is sent whole instead.
+ * as one string (ack-jobs-1.lua's ARGV[1]). A job is sent whole instead when it has no jid field, when
+ * its marked bytes are not ASCII (sent as text they would change), or when `"jid":"` occurs in it twice
+ * (a hash with a "jid" key in its args): a payload could otherwise carry another job's jid and length
+ * and be taken for it.
  */
 import { isUtf8 } from "node:buffer";
 
@@ -20,7 +22,7 @@ const MARK_BYTES = 40;
 /** The job's mark, or undefined when it must be sent whole (`wholeJob`). */
 export function ackMark(raw: Buffer): string | undefined {
   const at = raw.indexOf(JID_FIELD);
-  if (at < 0) return undefined;
+  if (at < 0 || raw.indexOf(JID_FIELD, at + JID_FIELD.length) >= 0) return undefined;
   const end = Math.min(at + MARK_BYTES, raw.length);
   for (let i = at; i < end; i++) if (raw[i]! >= 0x80) return undefined;
   return `${raw.length} ${at + 1} ${end - at} ${raw.toString("latin1", at, end)}`;

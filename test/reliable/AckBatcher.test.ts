@@ -55,6 +55,8 @@ test("a job is marked by its length and the bytes around its jid; without a jid,
   assert.equal(ackMark(binary), undefined, "non-ASCII bytes by the jid: sent whole");
   assert.ok(Buffer.isBuffer(wholeJob(binary, binary.toString())), "and as bytes, since they are not UTF-8");
   assert.equal(ackMark(Buffer.from('{"jid":"x"}')), '11 2 10 "jid":"x"}', "a mark ends with the job");
+  const nested = payload(jid(8), `{"jid":"${jid(9)}"}`);
+  assert.equal(ackMark(Buffer.from(nested)), undefined, "a second jid key (in args): sent whole");
 });
 
 test("ack-jobs-1.lua removes each acked job once, by its mark or its bytes, keeping the rest in order", async () => {
