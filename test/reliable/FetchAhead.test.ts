@@ -22,11 +22,9 @@ async function pushNumbered(n: number): Promise<void> {
   await client.close();
 }
 
-const numberOf = (job: string) => (JSON.parse(job) as { args: number[] }).args[0];
-
-test("a full fetch fetches the next batch ahead; it is handed out next, in order", async () => {
-  await pushNumbered(10);
-  const fetch = new ReliableFetch(
+/** A reliable fetch of the default queue that fetches 3 jobs ahead (as a capsule of concurrency 3). */
+function fetcherAhead(): ReliableFetch {
+  return new ReliableFetch(
     handle.redis,
     connect(handle.url),
     ID,
@@ -36,6 +34,13 @@ test("a full fetch fetches the next batch ahead; it is handed out next, in order
     undefined,
     3,
   );
+}
+
+const numberOf = (job: string) => (JSON.parse(job) as { args: number[] }).args[0];
+
+test("a full fetch fetches the next batch ahead; it is handed out next, in order", async () => {
+  await pushNumbered(10);
+  const fetch = fetcherAhead();
   const first = await fetch.retrieveWork(3);
   assert.deepEqual(
     first.map((u) => numberOf(u.job)),
@@ -64,16 +69,7 @@ test("a full fetch fetches the next batch ahead; it is handed out next, in order
 
 test("jobs fetched ahead and not taken within 100 ms go back to the front of the queue, in order", async () => {
   await pushNumbered(8);
-  const fetch = new ReliableFetch(
-    handle.redis,
-    connect(handle.url),
-    ID,
-    [{ name: "default", weight: 0 }],
-    0.2,
-    logger(),
-    undefined,
-    3,
-  );
+  const fetch = fetcherAhead();
   const running = await fetch.retrieveWork(3);
   await eventually(async () => (await handle.redis.llen(PRIVATE)) === 6, 2000, "fetched ahead");
   await eventually(async () => (await handle.redis.llen(PRIVATE)) === 3, 2000, "given back");
@@ -94,16 +90,7 @@ test("jobs fetched ahead and not taken within 100 ms go back to the front of the
 
 test("a stop gives back the jobs fetched ahead before the acks drain", async () => {
   await pushNumbered(6);
-  const fetch = new ReliableFetch(
-    handle.redis,
-    connect(handle.url),
-    ID,
-    [{ name: "default", weight: 0 }],
-    0.2,
-    logger(),
-    undefined,
-    3,
-  );
+  const fetch = fetcherAhead();
   const running = await fetch.retrieveWork(3);
   await eventually(async () => (await handle.redis.llen(PRIVATE)) === 6, 2000, "fetched ahead");
   for (const unit of running) void unit.acknowledge();
