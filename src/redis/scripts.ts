@@ -192,18 +192,18 @@ function loadScripts(): Script[] {
       const match = /^(.+?)(?:-(\d+))?\.lua$/.exec(file)!;
       const name = match[1]!.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
       const numberOfKeys = match[2] === undefined ? undefined : Number(match[2]);
-      return { name, numberOfKeys, lua: withIncludes(readFileSync(new URL(file, LUA_DIR), "utf8")) };
+      return { name, numberOfKeys, lua: scriptSource(file) };
     });
   return cached;
 }
 
 /**
- * Lua shared by several scripts lives in `lua/lib/` and is pasted in where a script says
- * `-- include: lib/<name>.lua` (Redis runs each script alone: there is no `require`).
+ * The text Redis runs for `lua/<file>`. Lua shared by several scripts lives in `lua/lib/` and is pasted in
+ * where a script says `-- include: lib/<name>.lua` (Redis runs each script alone: there is no `require`).
  */
-function withIncludes(lua: string): string {
-  return lua.replace(/^-- include: (lib\/[\w-]+\.lua)$/gm, (_, file: string) =>
-    readFileSync(new URL(file, LUA_DIR), "utf8"),
+export function scriptSource(file: string): string {
+  return readFileSync(new URL(file, LUA_DIR), "utf8").replace(/^-- include: (lib\/[\w-]+\.lua)$/gm, (_, lib: string) =>
+    readFileSync(new URL(lib, LUA_DIR), "utf8"),
   );
 }
 

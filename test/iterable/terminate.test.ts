@@ -132,7 +132,8 @@ test(
   async (t) => {
     const client = new Client({ redis: handle.url });
     t.after(() => client.close());
-    const total = 50_000;
+    // Enough items to outlast the first state save (5 s) on a fast machine: one round trip per item.
+    const total = 150_000;
     const cluster = startTsq(
       ["-r", JOBS, "--processes", "1", "-c", "2", "-t", "5", "--fetch", "reliable"],
       { REDIS_URL: handle.url, TSQ_LOG_LEVEL: "warn" },
