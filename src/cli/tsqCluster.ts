@@ -87,10 +87,21 @@ async function knownQueues(
 async function startClusterWeb(options: ClusterOptions, log: Logger): Promise<{ stop(): Promise<void> } | undefined> {
   if (!options.webPort) return undefined;
   const redis = connect(options.worker.redisUrl, { name: "tsq-web" });
+  // A sharded Redis: every other shard under /shards/<name>/, on connections of the dashboard's own.
+  const map = shardMapOf(options.worker);
+  const others = map
+    .names()
+    .filter((name) => name !== DEFAULT_SHARD)
+    .map((name) => ({ name, redis: connect(map.urlOf(name), { name: "tsq-web" }) }));
+  const disconnect = () => {
+    redis.disconnect();
+    for (const shard of others) shard.redis.disconnect();
+  };
   const password = process.env.TSQ_WEB_PASSWORD || undefined;
   const token = process.env.TSQ_WEB_TOKEN || undefined;
   const server = new WebServer({
     redis,
+    shards: others,
     port: options.webPort,
     host: options.metricsHost,
     auth: password !== undefined || token !== undefined ? { password, token } : undefined,
@@ -101,13 +112,13 @@ async function startClusterWeb(options: ClusterOptions, log: Logger): Promise<{ 
     log.info({ url }, "web dashboard listening");
   } catch (error) {
     log.error({ err: error }, `could not serve the web dashboard on port ${options.webPort}; running without it`);
-    redis.disconnect();
+    disconnect();
     return undefined;
   }
   return {
     async stop() {
       await server.stop();
-      redis.disconnect();
+      disconnect();
     },
   };
 }

@@ -17,6 +17,7 @@ import { html } from "./html.js";
 import { layout } from "./layout.js";
 import { match } from "./routes.js";
 import { PacedRetries } from "./PacedRetries.js";
+import { DEFAULT_SHARD } from "../shards/ShardMap.js";
 import {
   Csrf,
   CSRF_FIELD,
@@ -30,6 +31,11 @@ import {
 export interface WebOptions {
   /** The connection to read and write through; never closed by the dashboard. */
   redis: Redis;
+  /**
+   * The other shards of a sharded Redis (docs/shards.md), each served under `/shards/<name>/` with a
+   * switcher on every page; `redis` is the default shard, at the root. Never closed by the dashboard.
+   */
+  shards?: readonly { name: string; redis: Redis }[];
   /** The path the dashboard is mounted at, such as "/tsq" ("" or "/" for the root). */
   prefix?: string;
   /** Refuse every state-changing request (403) and hide the buttons. */
@@ -75,7 +81,19 @@ export function createWebHandler(options: WebOptions): WebHandler {
   const assets = new Map<string, Promise<Buffer>>();
   const paced = new PacedRetries();
 
-  async function handle(req: IncomingMessage, res: ServerResponse, path: string, base: string): Promise<void> {
+  const shardNames = options.shards?.length ? [DEFAULT_SHARD, ...options.shards.map((shard) => shard.name)] : [];
+
+  /** The shard a path names (`/shards/<name>/...`), its connection, and the path within it. */
+  function shardOf(path: string): { shard: string; redis: Redis; rest: string; prefix: string } {
+    const named = /^\/shards\/([^/]+)(\/.*)?$/.exec(path);
+    if (!named) return { shard: DEFAULT_SHARD, redis: options.redis, rest: path, prefix: "" };
+    const name = decodeURIComponent(named[1]!);
+    const found = options.shards?.find((shard) => shard.name === name);
+    if (!found) throw new HttpError(404, `no shard named "${name}" (shards: ${shardNames.join(", ") || "none"})`);
+    return { shard: name, redis: found.redis, rest: named[2] ?? "/", prefix: `/shards/${encodeURIComponent(name)}` };
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, fullPath: string, rootBase: string): Promise<void> {
     const scriptNonce = nonce();
     securityHeaders(res, scriptNonce);
     const user = authenticate(req, options.auth);
@@ -84,6 +102,8 @@ export function createWebHandler(options: WebOptions): WebHandler {
       res.end("authentication required\n");
       return;
     }
+    const { shard, redis, rest: path, prefix: shardPrefix } = shardOf(fullPath);
+    const base = rootBase + shardPrefix;
     const asset = /^\/assets\/([a-z]+\.(?:js|css))$/.exec(path)?.[1];
     if (asset !== undefined && ASSETS[asset]) {
       if (!assets.has(asset)) assets.set(asset, readFile(new URL(asset, assetDir)));
@@ -107,14 +127,17 @@ export function createWebHandler(options: WebOptions): WebHandler {
     const ctx: RequestContext = {
       req,
       res,
-      redis: options.redis,
+      redis,
       base,
+      shard,
+      shards: shardNames,
+      rootBase,
       query: new URL(req.url ?? "/", "http://x").searchParams,
       params: found.params,
       form,
       readOnly: options.readOnly === true,
       user,
-      csrfToken: csrf.token(csrf.cookie(req, res, base || "/")),
+      csrfToken: csrf.token(csrf.cookie(req, res, rootBase || "/")), // one cookie for every shard
       nonce: scriptNonce,
       paced,
       audit: (action, target, count) =>

@@ -12,8 +12,16 @@ export interface RequestContext {
   req: IncomingMessage;
   res: ServerResponse;
   redis: Redis;
-  /** The path prefix the dashboard is mounted at ("" at the root), for every link and form. */
+  /**
+   * The prefix of every link and form: where the dashboard is mounted ("" at the root), plus
+   * `/shards/<name>` on a shard other than the default one.
+   */
   base: string;
+  /** The shard this request looks at, and every shard's name (empty without shards). */
+  shard: string;
+  shards: readonly string[];
+  /** Where the dashboard is mounted, whatever the shard ("" at the root). */
+  rootBase: string;
   query: URLSearchParams;
   /** Path parameters, decoded. */
   params: string[];

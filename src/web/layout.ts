@@ -32,7 +32,7 @@ export function layout(ctx: RequestContext, title: string, body: Html, stats: St
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · tsq</title>
+        <title>${title}${ctx.shards.length ? ` · ${ctx.shard}` : ""} · tsq</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="${ctx.base}/assets/web.css" nonce="${ctx.nonce}" />
         <script src="${ctx.base}/assets/web.js" nonce="${ctx.nonce}" defer></script>
@@ -40,6 +40,7 @@ export function layout(ctx: RequestContext, title: string, body: Html, stats: St
       <body data-base="${ctx.base}">
         <nav>
           <span class="brand">tsq</span>${tabs}${ctx.readOnly ? html`<span class="badge">read-only</span>` : ""}
+          ${shardSwitcher(ctx)}
         </nav>
         ${stats ? summary(ctx, stats) : ""}
         <main>
@@ -49,6 +50,18 @@ export function layout(ctx: RequestContext, title: string, body: Html, stats: St
         <footer>tsq · ${new Date().toISOString().slice(11, 19)} UTC</footer>
       </body>
     </html>`;
+}
+
+/** A link per shard, the one shown marked (a sharded Redis only; each shard is its own Sidekiq layout). */
+function shardSwitcher(ctx: RequestContext): Html | "" {
+  if (ctx.shards.length === 0) return "";
+  return html`<span class="shards" id="shards"
+    >shard:
+    ${ctx.shards.map((name, i) => {
+      const href = i === 0 ? `${ctx.rootBase}/` : `${ctx.rootBase}/shards/${encodeURIComponent(name)}/`;
+      return html`<a class="${name === ctx.shard ? "tab active" : "tab"}" href="${href}">${name}</a>`;
+    })}</span
+  >`;
 }
 
 function summary(ctx: RequestContext, s: StatsSnapshot): Html {

@@ -4,15 +4,16 @@
  */
 import type { Command } from "commander";
 import { WEB_DEFAULTS, WebServer } from "../../web/index.js";
+import { connect } from "../../redis/connection.js";
 import { addRedisUrlOption, positiveInteger, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
+import { everyShard, type ShardFlags } from "./shards.js";
 
-interface WebFlags {
+interface WebFlags extends ShardFlags {
   port: number;
   host: string;
   prefix?: string;
   readOnly?: boolean;
   username?: string;
-  redisUrl?: string;
 }
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -38,9 +39,16 @@ async function web(flags: WebFlags, io: CliIO): Promise<void> {
     throw new UsageError("--prefix must be a path such as /tsq");
   const auth =
     password !== undefined || token !== undefined ? { username: flags.username, password, token } : undefined;
-  await withRedis(url, async (redis) => {
+  // On a sharded Redis (config shards:, no --redis-url or --shard), every shard: the default at the
+  // root, the others under /shards/<name>/.
+  const shards = everyShard(flags, io);
+  const others = (shards ?? [])
+    .slice(1)
+    .map(({ shard, url: shardUrl }) => ({ name: shard, redis: connect(shardUrl, { name: "tsqctl" }) }));
+  await withRedis(shards?.[0]?.url ?? url, async (redis) => {
     const server = new WebServer({
       redis,
+      shards: others,
       port: flags.port,
       host: flags.host,
       prefix: flags.prefix,
@@ -48,10 +56,16 @@ async function web(flags: WebFlags, io: CliIO): Promise<void> {
       auth,
     });
     const address = await server.start();
-    const notes = [flags.readOnly ? "read-only" : "", auth ? "authentication on" : "no authentication"].filter(Boolean);
+    const notes = [
+      flags.readOnly ? "read-only" : "",
+      auth ? "authentication on" : "no authentication",
+      others.length ? `shards ${["default", ...others.map((o) => o.name)].join(", ")}` : "",
+    ].filter(Boolean);
     io.out(`tsq dashboard on ${address.url} (${notes.join(", ")}); Ctrl-C to stop\n`);
     await untilSignal();
     await server.stop();
+  }).finally(() => {
+    for (const { redis } of others) redis.disconnect();
   });
 }
 
