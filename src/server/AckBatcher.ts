@@ -175,7 +175,8 @@ export class AckBatcher<J extends AckedJob = AckedJob> {
   }
 
   private send(key: string, batch: Batch<J>): void {
-    this.filling.delete(key);
+    // A batch sent again after its fetch failed (`ride`) is no longer the one filling for its key.
+    if (this.filling.get(key) === batch) this.filling.delete(key);
     const done = this.redis
       .ackJobs(key, packed(batch).marks, ...packed(batch).whole)
       .then(

@@ -97,6 +97,21 @@ test("acks of one turn go in one call; drain waits for them; each job is settled
   assert.equal(calls, 2, "300 acks in one turn: two calls (256 per call at most)");
 });
 
+test("acks that rode a failed fetch are sent on their own, and acks queued meanwhile are not dropped", async () => {
+  const [a, b] = [fetched(payload(jid(700))), fetched(payload(jid(701)))];
+  await handle.redis.rpush(KEY, b.raw, a.raw);
+  const settled: AckedJob[] = [];
+  const acks = new AckBatcher(handle.redis, logger(), (job) => settled.push(job));
+  assert.equal(acks.ack(KEY, a), undefined);
+  const riding = acks.ride([KEY]);
+  assert.ok(riding, "a's ack rides with the fetch");
+  assert.equal(acks.ack(KEY, b), undefined, "b finishes while the fetch is on its way");
+  riding.settle(new Error("the fetch's connection was lost"));
+  await acks.drain();
+  assert.equal(await handle.redis.exists(KEY), 0, "both acknowledged");
+  assert.deepEqual(settled.map((job) => job.seq).sort(), [a.seq, b.seq].sort(), "both settled");
+});
+
 test("acks wait for Redis once more than 1,024 are pending", async () => {
   const acks = new AckBatcher(handle.redis, logger());
   await handle.redis.client("PAUSE", 500, "ALL"); // Redis answers nothing for 0.5 s
