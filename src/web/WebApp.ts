@@ -87,7 +87,12 @@ export function createWebHandler(options: WebOptions): WebHandler {
   function shardOf(path: string): { shard: string; redis: Redis; rest: string; prefix: string } {
     const named = /^\/shards\/([^/]+)(\/.*)?$/.exec(path);
     if (!named) return { shard: DEFAULT_SHARD, redis: options.redis, rest: path, prefix: "" };
-    const name = decodeURIComponent(named[1]!);
+    let name: string;
+    try {
+      name = decodeURIComponent(named[1]!);
+    } catch {
+      throw new HttpError(404, "no such shard (the name is not valid percent-encoding)");
+    }
     const found = options.shards?.find((shard) => shard.name === name);
     if (!found) throw new HttpError(404, `no shard named "${name}" (shards: ${shardNames.join(", ") || "none"})`);
     return { shard: name, redis: found.redis, rest: named[2] ?? "/", prefix: `/shards/${encodeURIComponent(name)}` };

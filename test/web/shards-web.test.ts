@@ -67,6 +67,7 @@ test("each shard's pages under /shards/<name>/, a switcher on every page, action
   const unknown = await session.get(`/shards/${encodeURIComponent(HOSTILE[0]!)}/queues`);
   assert.equal(unknown.status, 404);
   assert.ok(!unknown.body.includes(HOSTILE[0]!), "the unknown name is shown as text");
+  assert.equal((await session.get("/shards/%E0%A4%A/queues")).status, 404, "bad percent-encoding: 404, not 500");
 });
 
 test("without shards there is no switcher", async () => {
