@@ -8,7 +8,7 @@ export async function reportCrash(program, error) {
   const text = String(error?.stack ?? error);
   let redact = (t) => t.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s@/'"<>]*@/gi, "$1***@");
   try {
-    ({ redactText: redact } = await import("../dist/src/secrets.js"));
+    ({ redactText: redact } = await import("../dist/src/platform/secrets.js"));
   } catch {
     // dist/ is missing: the fallback above masks URL credentials
   }

@@ -1,11 +1,24 @@
-// Copies the Lua scripts and the dashboard's static files beside the compiled code so dist/ is
-// self-contained (no build step at install).
-import { cpSync, mkdirSync } from "node:fs";
+// Copies the Lua scripts (kept beside the code that calls them) and the dashboard's static files into
+// dist/ so it is self-contained (no build step at install).
+import { cpSync, mkdirSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-for (const dir of ["src/lua", "src/web/assets"]) {
-  mkdirSync(join(root, "dist", dir), { recursive: true });
-  cpSync(join(root, dir), join(root, "dist", dir), { recursive: true });
+
+function copyLua(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) copyLua(path);
+    else if (entry.name.endsWith(".lua")) {
+      const target = join(root, "dist", relative(root, path));
+      mkdirSync(dirname(target), { recursive: true });
+      cpSync(path, target);
+    }
+  }
 }
+
+copyLua(join(root, "src"));
+const assets = "src/admin/web/assets";
+mkdirSync(join(root, "dist", assets), { recursive: true });
+cpSync(join(root, assets), join(root, "dist", assets), { recursive: true });

@@ -2,7 +2,7 @@
  * tsq's public API. Everything a job module or an application needs; internals are not exported.
  */
 export { Job, Setter, type SetOptions } from "./client/Job.js";
-export { LimitedCapacityJob } from "./limits/LimitedCapacityJob.js";
+export { LimitedCapacityJob } from "./features/locks/gitlab-concurrency-limits/LimitedCapacityJob.js";
 export {
   Limiter,
   OverLimitError,
@@ -11,10 +11,15 @@ export {
   type Grant,
   type Backoff,
   type Interval,
-} from "./ratelimit/index.js";
+} from "./features/locks/enterprise-rate-limits/index.js";
 export type { JobOptions } from "./client/options.js";
-export type { DeduplicateOptions } from "./dedup/policy.js";
-export { Unique, type LockedOptions, type UniqueOptions, type UniqueUntil } from "./unique/index.js";
+export type { DeduplicateOptions } from "./features/locks/gitlab-deduplication/policy.js";
+export {
+  Unique,
+  type LockedOptions,
+  type UniqueOptions,
+  type UniqueUntil,
+} from "./features/locks/enterprise-unique-jobs/index.js";
 export {
   rubyFloat,
   RubyFloat,
@@ -23,7 +28,7 @@ export {
   type SujOptions,
   type SujLockType,
   type SujStrategy,
-} from "./uniqueJobs/index.js"; // sidekiq-unique-jobs interop (docs/sidekiq-unique-jobs.md)
+} from "./features/locks/sidekiq-unique-jobs/index.js"; // sidekiq-unique-jobs interop (docs/sidekiq-unique-jobs.md)
 export {
   Client,
   type ClientOptions,
@@ -32,9 +37,9 @@ export {
   type BulkItem,
 } from "./client/Client.js";
 export { configureClient, defaultClient, closeDefaultClient } from "./client/defaultClient.js";
-export { ShardMap, DEFAULT_SHARD, type ShardConfig } from "./shards/ShardMap.js";
-export { Chain, type Middleware, type Next } from "./middleware/Chain.js";
-export type { JobPayload, JsonValue } from "./payload.js";
+export { ShardMap, DEFAULT_SHARD, type ShardConfig } from "./platform/shards/ShardMap.js";
+export { Chain, type Middleware, type Next } from "./platform/Chain.js";
+export type { JobPayload, JsonValue } from "./wire/payload.js";
 export {
   TsqError,
   ArgumentError,
@@ -46,7 +51,7 @@ export {
   ConcurrencyLimitFullError,
   JobInterrupted,
   IterationStateError,
-} from "./errors.js";
+} from "./wire/errors.js";
 export {
   IterableJob,
   rangeEnumerator,
@@ -55,12 +60,12 @@ export {
   type Enumerator,
   type Step,
   type IterationState,
-} from "./iterable/index.js";
-export { redactUrl } from "./redis/connection.js";
-export { logger, type Logger } from "./logger.js";
+} from "./features/iterable/index.js";
+export { redactUrl } from "./platform/redis/connection.js";
+export { logger, type Logger } from "./platform/logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";
 export type { ServerMiddlewareArgs, DeathHandler } from "./server/context.js";
-export { VERSION } from "./version.js";
+export { VERSION } from "./wire/version.js";
 export {
   Batch,
   BatchError,
@@ -74,8 +79,8 @@ export {
   type WorkflowOptions,
   type WorkflowStatus,
   type WorkflowHandle,
-} from "./batch/index.js";
-export type { CronDeclaration } from "./cron/index.js";
+} from "./features/flow/batches/index.js";
+export type { CronDeclaration } from "./features/cron/index.js";
 export {
   performLater,
   type PerformLaterOptions,
@@ -94,8 +99,8 @@ export {
   GlobalId,
   symbolKeys,
   indifferentAccess,
-} from "./activejob/index.js";
-export { withCorrelationId, currentCorrelationId } from "./tracing/correlation.js";
+} from "./features/activejob/index.js";
+export { withCorrelationId, currentCorrelationId } from "./features/tracing/correlation.js";
 export {
   workerAttributes,
   generatedQueueName,
@@ -109,4 +114,4 @@ export {
   type ResourceBoundary,
   type Query,
   type RoutingRule,
-} from "./attributes/index.js";
+} from "./client/attributes/index.js";

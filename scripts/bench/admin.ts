@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
-import { RetrySet } from "../../src/api/sets.js";
+import { RetrySet } from "../../src/admin/api/sets.js";
 import { cleanupAll, installCleanupHandlers, messageOf, startRedis, table } from "./lib.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");

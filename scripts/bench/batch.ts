@@ -10,10 +10,10 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { Client } from "../../src/client/Client.js";
-import { Batch } from "../../src/batch/index.js";
+import { Batch } from "../../src/features/flow/batches/index.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
-import { configureLogger } from "../../src/logger.js";
+import { configureLogger } from "../../src/platform/logger.js";
 import { resetServerConfig } from "../../src/server/serverConfig.js";
 import {
   cleanupAll,

@@ -12,7 +12,7 @@
 // wall time per push or per job.
 import { parseArgs } from "node:util";
 import { Client } from "../../src/client/Client.js";
-import { configureLogger } from "../../src/logger.js";
+import { configureLogger } from "../../src/platform/logger.js";
 import { jobCost, pushCost } from "./lockCost.js";
 import { cleanupAll, IN_FLIGHT, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
 

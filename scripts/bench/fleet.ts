@@ -52,7 +52,7 @@ if (SIZES.some((n) => !Number.isInteger(n) || n < 1) || !(WINDOW_S >= 5) || !(RA
 
 /** The SHA1 ioredis sends with EVALSHA for the poller's script (it hashes the file's text as read). */
 const ENQUEUE_DUE_SHA = createHash("sha1")
-  .update(readFileSync(join(ROOT, "dist/src/lua/enqueue-due-2.lua"), "utf8"))
+  .update(readFileSync(join(ROOT, "dist/src/server/enqueue-due-2.lua"), "utf8"))
   .digest("hex");
 
 interface Window {

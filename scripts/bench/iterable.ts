@@ -12,11 +12,11 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { Client } from "../../src/client/Client.js";
-import { IterableJob } from "../../src/iterable/IterableJob.js";
-import { rangeEnumerator } from "../../src/iterable/enumerators.js";
+import { IterableJob } from "../../src/features/iterable/IterableJob.js";
+import { rangeEnumerator } from "../../src/features/iterable/enumerators.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
-import { configureLogger } from "../../src/logger.js";
+import { configureLogger } from "../../src/platform/logger.js";
 import {
   cleanupAll,
   inProcessWorkerOptions,

@@ -7,8 +7,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
-import { DEFAULTS } from "../../src/config/defaults.js";
-import type { WorkerOptions } from "../../src/config/options.js";
+import { DEFAULTS } from "../../src/platform/config/defaults.js";
+import type { WorkerOptions } from "../../src/platform/config/options.js";
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

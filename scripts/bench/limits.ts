@@ -12,7 +12,7 @@
 // time per push or per job.
 import { parseArgs } from "node:util";
 import { Client } from "../../src/client/Client.js";
-import { configureLogger } from "../../src/logger.js";
+import { configureLogger } from "../../src/platform/logger.js";
 import { performance } from "node:perf_hooks";
 import { cleanupAll, inFlight, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
 import { drainCost } from "./lockCost.js";

@@ -10,8 +10,8 @@
 // the overhead alone: µs of wall time per job and jobs/s, the median of the rounds.
 import { parseArgs } from "node:util";
 import { Client } from "../../src/client/Client.js";
-import { configureLogger } from "../../src/logger.js";
-import { Limiter } from "../../src/ratelimit/index.js";
+import { configureLogger } from "../../src/platform/logger.js";
+import { Limiter } from "../../src/features/locks/enterprise-rate-limits/index.js";
 import { cleanupAll, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
 import { drainCost } from "./lockCost.js";
 

@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
 import { Redis } from "ioredis";
 import { Client } from "../../src/client/Client.js";
-import { ShardMap } from "../../src/shards/ShardMap.js";
+import { ShardMap } from "../../src/platform/shards/ShardMap.js";
 import {
   cleanupAll,
   installCleanupHandlers,

@@ -10,7 +10,7 @@
 // released around each run). Each cell is the median of the rounds.
 import { parseArgs } from "node:util";
 import { Client } from "../../src/client/Client.js";
-import { configureLogger } from "../../src/logger.js";
+import { configureLogger } from "../../src/platform/logger.js";
 import { jobCost, pushCost } from "./lockCost.js";
 import { cleanupAll, IN_FLIGHT, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
 

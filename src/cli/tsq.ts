@@ -8,15 +8,15 @@
  *
  * The same handler serves remote signals popped from `<identity>-signals` by the heartbeat.
  */
-import { ConfigError } from "../errors.js";
-import { configureLogger, type Logger } from "../logger.js";
-import { redactUrl } from "../redis/connection.js";
+import { ConfigError } from "../wire/errors.js";
+import { configureLogger, type Logger } from "../platform/logger.js";
+import { redactUrl } from "../platform/redis/connection.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
-import { validateCron } from "../cron/index.js";
-import { configureRouting } from "../attributes/WorkerRouter.js";
-import type { WorkerOptions } from "../config/options.js";
-import { exitOnOptionError, resolveWorkerOptions } from "./workerOptions.js";
+import { validateCron } from "../features/cron/index.js";
+import { configureRouting } from "../client/attributes/WorkerRouter.js";
+import type { WorkerOptions } from "../platform/config/options.js";
+import { exitOnOptionError, resolveWorkerOptions } from "../options/workerOptions.js";
 import { startWorkerMetrics } from "../metrics/serve.js";
 
 export type LifecycleSignal = "TERM" | "INT" | "TSTP" | "TTIN";

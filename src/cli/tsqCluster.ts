@@ -6,10 +6,10 @@
  *   TSTP       quiet every child          TTIN  every child logs its busy jobs
  *   USR2       rolling restart: each child replaced once its successor heartbeats
  */
-import { configureLogger, type Logger } from "../logger.js";
-import { redactText } from "../secrets.js";
-import { connect, redactUrl } from "../redis/connection.js";
-import { QUEUES } from "../keys.js";
+import { configureLogger, type Logger } from "../platform/logger.js";
+import { redactText } from "../platform/secrets.js";
+import { connect, redactUrl } from "../platform/redis/connection.js";
+import { QUEUES } from "../wire/keys.js";
 import { Registry } from "../server/Registry.js";
 import { Supervisor } from "../cluster/Supervisor.js";
 import {
@@ -21,16 +21,16 @@ import {
   type ChildPlan,
   type GroupWorkers,
 } from "../cluster/groups.js";
-import { WorkerRouter } from "../attributes/WorkerRouter.js";
-import type { QueueSpec } from "../config/options.js";
-import { exitOnOptionError } from "./workerOptions.js";
-import { resolveClusterOptions, type ClusterOptions } from "./clusterOptions.js";
+import { WorkerRouter } from "../client/attributes/WorkerRouter.js";
+import type { QueueSpec } from "../platform/config/options.js";
+import { exitOnOptionError } from "../options/workerOptions.js";
+import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
 import { startClusterMetrics } from "../metrics/serve.js";
-import { WebServer } from "../web/index.js";
-import { ShardConnections } from "../shards/ShardConnections.js";
-import { resolveShardedGroups } from "../shards/groupShards.js";
-import { shardMapOf } from "../shards/serve.js";
-import { DEFAULT_SHARD } from "../shards/ShardMap.js";
+import { WebServer } from "../admin/web/index.js";
+import { ShardConnections } from "../platform/shards/ShardConnections.js";
+import { resolveShardedGroups } from "../platform/shards/groupShards.js";
+import { shardMapOf } from "../platform/shards/serve.js";
+import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 
 /** How long --dryrun / --list-queues wait for Redis's `queues` set before planning without it (ms). */
 const PLAN_REDIS_TIMEOUT = 3000;

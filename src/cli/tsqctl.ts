@@ -6,27 +6,27 @@
  * 2 bad usage (unknown flag, bad arguments, a job the client refuses, a destructive command without
  * --yes when there is no terminal to ask on).
  */
-import { addShardOptions, applyShardOption } from "./tsqctl/shards.js";
+import { addShardOptions, applyShardOption } from "../admin/tsqctl/shards.js";
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { TsqError } from "../errors.js";
-import { redactText, registerArgvSecrets, registerUrlSecrets } from "../secrets.js";
-import { addJsonOption, addRedisUrlOption, processIO, UsageError, type CliIO } from "./tsqctl/common.js";
-import { registerActions } from "./tsqctl/actions.js";
-import { registerCron } from "./tsqctl/cron.js";
-import { registerLimits } from "./tsqctl/limits.js";
-import { registerRateLimits } from "./tsqctl/ratelimits.js";
-import { registerProcesses } from "./tsqctl/processes.js";
-import { registerPush } from "./tsqctl/push.js";
-import { registerSets } from "./tsqctl/sets.js";
-import { registerStats } from "./tsqctl/stats.js";
-import { registerSwitches } from "./tsqctl/switches.js";
-import { registerPause } from "./tsqctl/pause.js";
-import { registerTop } from "./tsqctl/top.js";
-import { registerWorkers } from "./tsqctl/workers.js";
-import { registerWeb } from "./tsqctl/web.js";
-import { registerBatches } from "./tsqctl/batches.js";
-import { registerCancel } from "./tsqctl/cancel.js";
+import { TsqError } from "../wire/errors.js";
+import { redactText, registerArgvSecrets, registerUrlSecrets } from "../platform/secrets.js";
+import { addJsonOption, addRedisUrlOption, processIO, UsageError, type CliIO } from "../admin/tsqctl/common.js";
+import { registerActions } from "../admin/tsqctl/actions.js";
+import { registerCron } from "../admin/tsqctl/cron.js";
+import { registerLimits } from "../admin/tsqctl/limits.js";
+import { registerRateLimits } from "../admin/tsqctl/ratelimits.js";
+import { registerProcesses } from "../admin/tsqctl/processes.js";
+import { registerPush } from "../admin/tsqctl/push.js";
+import { registerSets } from "../admin/tsqctl/sets.js";
+import { registerStats } from "../admin/tsqctl/stats.js";
+import { registerSwitches } from "../admin/tsqctl/switches.js";
+import { registerPause } from "../admin/tsqctl/pause.js";
+import { registerTop } from "../admin/tsqctl/top.js";
+import { registerWorkers } from "../admin/tsqctl/workers.js";
+import { registerWeb } from "../admin/tsqctl/web.js";
+import { registerBatches } from "../admin/tsqctl/batches.js";
+import { registerCancel } from "../admin/tsqctl/cancel.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -46,7 +46,7 @@ export function buildProgram(io: CliIO = processIO): Command {
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError()
     .allowExcessArguments(false);
-  // One line per command group (src/cli/tsqctl/<group>.ts), in the order --help lists them.
+  // One line per command group (src/admin/tsqctl/<group>.ts), in the order --help lists them.
   registerPush(program, io);
   registerStats(program, io);
   registerSets(program, io);

@@ -3,34 +3,34 @@
  * `Client#push` does (immediate: `SADD queues` + `LPUSH queue:<q>` with `enqueued_at`; scheduled:
  * `ZADD schedule <float seconds>` without `at`), pipelined in one round trip.
  */
-import type { PreparedJob } from "../reliablePush/PushBuffer.js";
-import { resolveReliablePush, type ReliablePushOptions, type ReliablePushSettings } from "../reliablePush/settings.js";
-import { ArgumentError, ConcurrencyLimitFullError } from "../errors.js";
-import { DEFAULT_SHARD, type ShardMap } from "../shards/ShardMap.js";
+import type { PreparedJob } from "./reliablePush/PushBuffer.js";
+import { resolveReliablePush, type ReliablePushOptions, type ReliablePushSettings } from "./reliablePush/settings.js";
+import { ArgumentError, ConcurrencyLimitFullError } from "../wire/errors.js";
+import { DEFAULT_SHARD, type ShardMap } from "../platform/shards/ShardMap.js";
 import { JobWriter } from "./JobWriter.js";
-import { Chain } from "../middleware/Chain.js";
-import { dumpPayload, type JobPayload, type JsonValue } from "../payload.js";
-import { connect, type TsqRedis } from "../redis/connection.js";
-import { defineScripts } from "../redis/scripts.js";
-import { nowStamp, type TimestampFormat } from "../timestamps.js";
-import { DEFAULTS } from "../config/defaults.js";
+import { Chain } from "../platform/Chain.js";
+import { dumpPayload, type JobPayload, type JsonValue } from "../wire/payload.js";
+import { connect, type TsqRedis } from "../platform/redis/connection.js";
+import { defineScripts } from "../platform/redis/scripts.js";
+import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
+import { DEFAULTS } from "../platform/config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
 import type { JobClassLike } from "./options.js";
-import { instrumentClient } from "../tracing/index.js";
-import { limitPayloadSize } from "../payloadSize/compress.js";
-import { resolveSizeLimits, type SizeLimits } from "../payloadSize/settings.js";
-import { deduplicateOnPush } from "../dedup/clientMiddleware.js";
-import { uniqueOnPush } from "../unique/clientMiddleware.js";
-import { sujOnPush } from "../uniqueJobs/clientMiddleware.js";
+import { instrumentClient } from "../features/tracing/index.js";
+import { limitPayloadSize } from "./compression/compress.js";
+import { resolveSizeLimits, type SizeLimits } from "./compression/settings.js";
+import { deduplicateOnPush } from "../features/locks/gitlab-deduplication/clientMiddleware.js";
+import { uniqueOnPush } from "../features/locks/enterprise-unique-jobs/clientMiddleware.js";
+import { sujOnPush } from "../features/locks/sidekiq-unique-jobs/clientMiddleware.js";
 import {
   admitOnPush,
   oneFailure,
   resolveAdmission,
   settleAdmission,
   type AdmissionSettings,
-} from "../limits/clientMiddleware.js";
-import { logger } from "../logger.js";
-import { currentRouter, type WorkerRouter } from "../attributes/WorkerRouter.js";
+} from "../features/locks/gitlab-concurrency-limits/clientMiddleware.js";
+import { logger } from "../platform/logger.js";
+import { currentRouter, type WorkerRouter } from "./attributes/WorkerRouter.js";
 import { normalizeItem } from "./normalize.js";
 
 /** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
@@ -275,7 +275,7 @@ export class Client {
 
   /**
    * Runs middleware, strict args and the size check. Returns the JSON, or null if a middleware refused.
-   * `writing`: false for a job built for a write of the caller's own, which does not admit it (src/limits).
+   * `writing`: false for a job built for a write of the caller's own, which does not admit it (src/features/locks/gitlab-concurrency-limits).
    */
   private async prepare(job: JobPayload, writing = true): Promise<string | null> {
     // Locks (deduplication, unique jobs, concurrency limits) live beside the job, on its queue's shard.
@@ -331,7 +331,7 @@ export class Client {
     if (failure !== undefined) throw failure;
   }
 
-  /** `send` for bulk pushes: jobs a full parked list refused (src/limits) become null in `results`, logged. */
+  /** `send` for bulk pushes: jobs a full parked list refused (src/features/locks/gitlab-concurrency-limits) become null in `results`, logged. */
   private async sendMany(entries: PreparedJob[], results: (string | null)[]): Promise<void> {
     try {
       await this.send(entries);

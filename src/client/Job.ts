@@ -10,16 +10,16 @@
  * Extending `Job` is optional for running (the worker runs any registered class with `perform`); it
  * gives the enqueueing helpers, `this.jid` and an AbortSignal that fires on hard shutdown.
  */
-import { ArgumentError } from "../errors.js";
+import { ArgumentError } from "../wire/errors.js";
 import type { Client } from "./Client.js";
 import { EPOCH_THRESHOLD } from "./Client.js";
 import { defaultClient } from "./defaultClient.js";
 import { jobNameOf, wireOptions, type JobClassLike, type JobOptions } from "./options.js";
-import { nowSeconds } from "../timestamps.js";
-import type { JobPayload } from "../payload.js";
-import type { ActiveJobContext } from "../activejob/wrapper.js";
-import type { Batch } from "../batch/Batch.js";
-import type { WorkflowHandle } from "../batch/workflow/results.js";
+import { nowSeconds } from "../wire/timestamps.js";
+import type { JobPayload } from "../wire/payload.js";
+import type { ActiveJobContext } from "../features/activejob/wrapper.js";
+import type { Batch } from "../features/flow/batches/Batch.js";
+import type { WorkflowHandle } from "../features/flow/batches/workflow/results.js";
 
 /** Options accepted by `set`: job options plus when to run. */
 export interface SetOptions extends JobOptions {
@@ -122,12 +122,12 @@ export abstract class Job {
   signal: AbortSignal = NEVER_ABORTED;
   /**
    * Fires when the worker starts to stop (TSTP or TERM): the job may save its place and end early. The
-   * job runs on until then regardless; iterable jobs (src/iterable) use it to re-push themselves.
+   * job runs on until then regardless; iterable jobs (src/features/iterable) use it to re-push themselves.
    */
   stopping: AbortSignal = NEVER_ABORTED;
   /** Set when the job came from a Rails `perform_later`: ActiveJob's job_id, executions, locale, … */
   declare activeJob?: ActiveJobContext;
-  /** The job's batch when it has a tsq `bid`: `this.batch.jobs(...)` adds jobs to it (src/batch). */
+  /** The job's batch when it has a tsq `bid`: `this.batch.jobs(...)` adds jobs to it (src/features/flow/batches). */
   declare batch?: Batch;
   /** Set for a workflow step: `this.workflow.results()` reads the results of the steps before it. */
   declare workflow?: WorkflowHandle;

@@ -1,19 +1,23 @@
 /**
- * The write half of a Client, one per Redis it pushes to (one per shard, src/shards): prepared jobs go
+ * The write half of a Client, one per Redis it pushes to (one per shard, src/platform/shards): prepared jobs go
  * out in one pipelined round trip, through reliable push's buffer when it is on, with batch members
  * joined first. A failover error reconnects and retries once. Jobs of concurrency-limited classes are
- * admitted instead of LPUSHed (src/limits/clientMiddleware.ts).
+ * admitted instead of LPUSHed (src/features/locks/gitlab-concurrency-limits/clientMiddleware.ts).
  */
-import { ConcurrencyLimitFullError, EnqueueError } from "../errors.js";
-import { admissionOf, admitJobs, type AdmissionSettings } from "../limits/clientMiddleware.js";
-import { QUEUES, SCHEDULE, queueKey } from "../keys.js";
-import type { JobPayload } from "../payload.js";
-import { isFailoverError, type TsqRedis } from "../redis/connection.js";
-import { explainRedisError } from "../redis/errors.js";
-import { PushBuffer, type PreparedJob } from "../reliablePush/PushBuffer.js";
-import type { ReliablePushSettings } from "../reliablePush/settings.js";
-import { formatSeconds } from "../timestamps.js";
-import { joinBatches } from "../batch/membership.js";
+import { ConcurrencyLimitFullError, EnqueueError } from "../wire/errors.js";
+import {
+  admissionOf,
+  admitJobs,
+  type AdmissionSettings,
+} from "../features/locks/gitlab-concurrency-limits/clientMiddleware.js";
+import { QUEUES, SCHEDULE, queueKey } from "../wire/keys.js";
+import type { JobPayload } from "../wire/payload.js";
+import { isFailoverError, type TsqRedis } from "../platform/redis/connection.js";
+import { explainRedisError } from "../platform/redis/errors.js";
+import { PushBuffer, type PreparedJob } from "./reliablePush/PushBuffer.js";
+import type { ReliablePushSettings } from "./reliablePush/settings.js";
+import { formatSeconds } from "../wire/timestamps.js";
+import { joinBatches } from "../features/flow/batches/membership.js";
 
 export class JobWriter {
   private readonly buffer: PushBuffer | undefined;
@@ -34,7 +38,7 @@ export class JobWriter {
   }
 
   async write(entries: PreparedJob[]): Promise<void> {
-    // Batch members join before the write, so none can finish before its batch knows it (src/batch).
+    // Batch members join before the write, so none can finish before its batch knows it (src/features/flow/batches).
     const joined = joinBatches(
       this.redis,
       entries.map((e) => e.job),

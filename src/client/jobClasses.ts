@@ -5,7 +5,7 @@
  * this process registered (the worker's job module). A payload never chooses code: names are only looked
  * up among classes already loaded.
  */
-import type { JobPayload } from "../payload.js";
+import type { JobPayload } from "../wire/payload.js";
 
 const CLASS = Symbol("tsq.jobClass");
 const byName = new Map<string, object>();

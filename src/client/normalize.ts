@@ -2,13 +2,13 @@
  * A push item made into a job payload: checked field by field (every mistake named, with its class)
  * and given Sidekiq's defaults, a jid, `created_at`, expiry, batch membership and a correlation id.
  */
-import { ArgumentError } from "../errors.js";
-import { stampExpiry } from "../expiry/stamp.js";
-import { inheritSource, newJid, type JobPayload } from "../payload.js";
-import { nowStamp, type TimestampFormat } from "../timestamps.js";
-import { attributeFields, type WorkerRouter } from "../attributes/WorkerRouter.js";
-import { addCorrelationId } from "../tracing/correlation.js";
-import { markBatchMember } from "../batch/membership.js";
+import { ArgumentError } from "../wire/errors.js";
+import { stampExpiry } from "../features/flow/expiry/stamp.js";
+import { inheritSource, newJid, type JobPayload } from "../wire/payload.js";
+import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
+import { attributeFields, type WorkerRouter } from "./attributes/WorkerRouter.js";
+import { addCorrelationId } from "../features/tracing/correlation.js";
+import { markBatchMember } from "../features/flow/batches/membership.js";
 import { attachJobClass } from "./jobClasses.js";
 import { jobNameOf, wireOptions, type JobClassLike } from "./options.js";
 import type { PushItem } from "./Client.js";

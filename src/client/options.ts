@@ -2,7 +2,7 @@
  * Job options as users write them (camelCase, in `static options` or `set({...})`) and as they travel
  * on the wire (snake_case). Unknown options pass through, converted the same way.
  */
-import { ArgumentError } from "../errors.js";
+import { ArgumentError } from "../wire/errors.js";
 
 export interface JobOptions {
   queue?: string;

@@ -3,7 +3,7 @@
  * only strings, finite numbers, booleans, null, arrays and plain objects of those are accepted.
  * Anything else is rejected before it reaches Redis, with the path of the offending value.
  */
-import { ArgumentError } from "../errors.js";
+import { ArgumentError } from "../wire/errors.js";
 
 const HINT =
   "job arguments must be JSON-native: string, finite number, boolean, null, or arrays and plain objects of those";

@@ -7,8 +7,8 @@
  * - Memory: the child's RSS (from /proc) is over `--max-memory`: it is stopped gracefully and replaced.
  */
 import { readFileSync } from "node:fs";
-import { workKey, processKey } from "../keys.js";
-import { toEpochSeconds, nowSeconds } from "../timestamps.js";
+import { workKey, processKey } from "../wire/keys.js";
+import { toEpochSeconds, nowSeconds } from "../wire/timestamps.js";
 import { childRedis, type Child, type Supervisor, type SupervisorOptions } from "./Supervisor.js";
 import { batchJobs } from "../server/ProcessState.js";
 

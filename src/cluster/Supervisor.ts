@@ -14,15 +14,15 @@ import cluster, { type Worker } from "node:cluster";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { LEADER, PROCESSES, legacyWorkKey, workKey } from "../keys.js";
-import type { Logger } from "../logger.js";
-import type { TsqRedis } from "../redis/connection.js";
-import type { WorkerOptions } from "../config/options.js";
+import { LEADER, PROCESSES, legacyWorkKey, workKey } from "../wire/keys.js";
+import type { Logger } from "../platform/logger.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
+import type { WorkerOptions } from "../platform/config/options.js";
 import type { ChildPlan } from "./groups.js";
 import { CHILD_ENV, isFromChild, type ChildSpec, type ToChild } from "./ipc.js";
 import { HealthWatch } from "./HealthWatch.js";
 import { makeBatchDir, readBatchFile, removeBatchFiles } from "./batchFile.js";
-import { recoverIdentity } from "../server/recovery.js";
+import { recoverIdentity } from "../server/fetch/recovery.js";
 
 export type RestartReason = "crash" | "memory" | "hang" | "rolling";
 
@@ -36,7 +36,7 @@ export interface SupervisorOptions {
   logger: Logger;
   /** For pruning and the heartbeat watch. */
   redis: TsqRedis;
-  /** The connection to a child's shard (src/shards); absent: `redis` for every child. */
+  /** The connection to a child's shard (src/platform/shards); absent: `redis` for every child. */
   redisOf?: (shard: string | undefined) => TsqRedis;
 }
 

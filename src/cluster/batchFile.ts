@@ -13,7 +13,7 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../platform/logger.js";
 
 /** A private directory (mode 0700) for one supervisor's batch files. */
 export function makeBatchDir(): string {

@@ -8,11 +8,11 @@
  * - If the supervisor dies (even by SIGKILL) the IPC channel closes: the child stops gracefully within
  *   its timeout and exits, so no orphan keeps running.
  */
-import { registerUrlSecrets } from "../secrets.js";
-import { shardMapOf } from "../shards/serve.js";
-import { DEFAULT_SHARD } from "../shards/ShardMap.js";
+import { registerUrlSecrets } from "../platform/secrets.js";
+import { shardMapOf } from "../platform/shards/serve.js";
+import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import cluster from "node:cluster";
-import { configureLogger, type Logger } from "../logger.js";
+import { configureLogger, type Logger } from "../platform/logger.js";
 import { Launcher } from "../server/Launcher.js";
 import { loadRegistry } from "../cli/tsq.js";
 import { CHILD_ENV, isToChild, type ChildSpec, type FromChild } from "./ipc.js";

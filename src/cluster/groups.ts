@@ -13,18 +13,18 @@
  *   but `"*,a,a"` does. With no queue selected twice every weight is 0: Sidekiq's strict order, the
  *   order of first appearance, where GitLab's all-1 tally would give Sidekiq 7's random order.
  *
- * A GROUP with `=`, `&` or `|` is a worker query in GitLab's syntax (src/attributes/query.ts):
+ * A GROUP with `=`, `&` or `|` is a worker query in GitLab's syntax (src/client/attributes/query.ts):
  * `tsq-cluster 'urgency=high&resource_boundary!=cpu' 'resource_boundary=cpu' '*'`. It selects the job
  * module's classes that match and works the queues their jobs go to (declared queue, routing rule,
  * namespace or `default`), each once, sorted, unweighted.
  *
  * Pure: the caller reads the known queues from Redis and the job module.
  */
-import type { QueueSpec } from "../config/options.js";
-import { ConfigError } from "../errors.js";
-import type { WorkerAttributes } from "../attributes/attributes.js";
-import { looksLikeQuery, matches, parseQuery } from "../attributes/query.js";
-import type { WorkerRouter } from "../attributes/WorkerRouter.js";
+import type { QueueSpec } from "../platform/config/options.js";
+import { ConfigError } from "../wire/errors.js";
+import type { WorkerAttributes } from "../client/attributes/attributes.js";
+import { looksLikeQuery, matches, parseQuery } from "../client/attributes/query.js";
+import type { WorkerRouter } from "../client/attributes/WorkerRouter.js";
 
 /** The job module's classes and the routing rules, for query groups. */
 export interface GroupWorkers {
@@ -39,7 +39,7 @@ export interface ChildPlan {
   group: number;
   /** The group as given, e.g. `critical,default`; shown in logs and as the `group` metrics label. */
   groupLabel: string;
-  /** The shard the child serves (src/shards); absent when no shards are configured. */
+  /** The shard the child serves (src/platform/shards); absent when no shards are configured. */
   shard?: string;
   queues: QueueSpec[];
   /** Job slots of the child's default capsule (`-c`). */
@@ -87,7 +87,7 @@ export function checkGroup(group: string, index: number): void {
   else parseGroup(body, index);
 }
 
-/** A group without its `@shard` suffix (src/shards/groupShards.ts), and the shard it names, if any. */
+/** A group without its `@shard` suffix (src/platform/shards/groupShards.ts), and the shard it names, if any. */
 export function splitShard(group: string): { body: string; shard: string | undefined } {
   const at = group.lastIndexOf("@");
   if (at < 0) return { body: group, shard: undefined };

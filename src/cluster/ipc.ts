@@ -3,7 +3,7 @@
  * as messages, never re-sent as OS signals, so a child's fate never depends on which signals it traps.
  */
 import type { ChildPlan } from "./groups.js";
-import type { WorkerOptions } from "../config/options.js";
+import type { WorkerOptions } from "../platform/config/options.js";
 import type { MetricFamily } from "../metrics/exposition.js";
 
 /**

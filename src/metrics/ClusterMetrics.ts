@@ -22,7 +22,7 @@ import type { ChildPlan } from "../cluster/groups.js";
 import { processRssBytes } from "../cluster/HealthWatch.js";
 import { isFromChild, type ToChild } from "../cluster/ipc.js";
 import type { Child, RestartReason, Supervisor } from "../cluster/Supervisor.js";
-import type { TsqRedis } from "../redis/connection.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
 import { PUSH_INTERVAL_MS } from "./ChildReporter.js";
 import { familiesOf, mergeFamilies, monotonicOnly, type MetricFamily, MonotonicGuard } from "./exposition.js";
 import { REDIS_WAIT_MS, RedisGauges } from "./RedisGauges.js";

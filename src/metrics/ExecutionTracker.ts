@@ -9,7 +9,7 @@
  * (and iterable jobs' interruptions) are timed: a failure's time says little about the class.
  */
 import type { ChainableCommander } from "ioredis";
-import { executionCountsKey, executionHistogramKey } from "../keys.js";
+import { executionCountsKey, executionHistogramKey } from "../wire/keys.js";
 import {
   BUCKET_INTERVALS,
   MID_TERM,

@@ -6,18 +6,18 @@
  * Labels are `queue` and `class` (the wrapped class for ActiveJob, as Sidekiq's UI shows it), never a
  * jid: one series per queue × class (× status), whatever the number of jobs.
  */
-import { limiterWaits } from "../ratelimit/Limiter.js";
-import { bufferedJobs } from "../reliablePush/PushBuffer.js";
+import { limiterWaits } from "../features/locks/enterprise-rate-limits/Limiter.js";
+import { bufferedJobs } from "../client/reliablePush/PushBuffer.js";
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { JobOutcome, ServerContext } from "../server/context.js";
-import { displayClass, type JobPayload } from "../payload.js";
-import { toEpochSeconds } from "../timestamps.js";
+import { displayClass, type JobPayload } from "../wire/payload.js";
+import { toEpochSeconds } from "../wire/timestamps.js";
 import { familiesOf, type MetricFamily } from "./exposition.js";
-import { batchEvents } from "../batch/events.js";
+import { batchEvents } from "../features/flow/batches/events.js";
 import { CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from "./series.js";
-import { dedupEvents } from "../dedup/events.js";
-import { limitEvents } from "../limits/clientMiddleware.js";
-import { uniqueEvents } from "../unique/events.js";
+import { dedupEvents } from "../features/locks/gitlab-deduplication/events.js";
+import { limitEvents } from "../features/locks/gitlab-concurrency-limits/clientMiddleware.js";
+import { uniqueEvents } from "../features/locks/enterprise-unique-jobs/events.js";
 
 /**
  * Seconds. yabeda-sidekiq's set, which covers millisecond no-ops and hour-long jobs alike, plus 2 h,

@@ -9,7 +9,7 @@
  * not need a framework.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../platform/logger.js";
 import { CONTENT_TYPE } from "./exposition.js";
 
 export interface Endpoints {

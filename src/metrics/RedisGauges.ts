@@ -7,14 +7,24 @@
  *   1. SMEMBERS queues, ZCARD schedule, ZCARD retry, ZCARD dead, SCARD processes, SMEMBERS paused
  *   2. per queue: LLEN queue:<q>, LINDEX queue:<q> -1 (the oldest job: LPUSH adds on the left)
  *   3. concurrency limits: HGETALL tsq:limits, then per limited class HVALS of its slots and LLEN of
- *      its parked list (src/limits/status.ts)
+ *      its parked list (src/features/locks/gitlab-concurrency-limits/status.ts)
  * Latency is Sidekiq's `Queue#latency`: now − the oldest job's enqueued_at (float seconds or integer
  * ms), 0 for an empty queue.
  */
-import { DEAD, KEYED_WAITING, PAUSED, PROCESSES, QUEUES, RETRY, SCHEDULE, STAT_OVERRATED, queueKey } from "../keys.js";
-import type { TsqRedis } from "../redis/connection.js";
-import { toEpochSeconds } from "../timestamps.js";
-import { readLimits, type LimitStatus } from "../limits/status.js";
+import {
+  DEAD,
+  KEYED_WAITING,
+  PAUSED,
+  PROCESSES,
+  QUEUES,
+  RETRY,
+  SCHEDULE,
+  STAT_OVERRATED,
+  queueKey,
+} from "../wire/keys.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
+import { toEpochSeconds } from "../wire/timestamps.js";
+import { readLimits, type LimitStatus } from "../features/locks/gitlab-concurrency-limits/status.js";
 import type { MetricFamily, Sample } from "./exposition.js";
 
 /** ms a scrape waits for Redis before it answers without these gauges. */

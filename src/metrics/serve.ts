@@ -8,9 +8,9 @@
  */
 import type { ChildPlan } from "../cluster/groups.js";
 import type { Supervisor } from "../cluster/Supervisor.js";
-import type { WorkerOptions } from "../config/options.js";
-import type { Logger } from "../logger.js";
-import type { TsqRedis } from "../redis/connection.js";
+import type { WorkerOptions } from "../platform/config/options.js";
+import type { Logger } from "../platform/logger.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
 import type { Launcher } from "../server/Launcher.js";
 import { ClusterMetrics } from "./ClusterMetrics.js";
 import { mergeFamilies, renderFamilies } from "./exposition.js";
@@ -35,7 +35,7 @@ export interface ClusterMetricsSettings {
   plan: ChildPlan[];
   worker: WorkerOptions;
   redis: TsqRedis;
-  /** The other shards' connections (src/shards): their queues and sets are in /metrics too. */
+  /** The other shards' connections (src/platform/shards): their queues and sets are in /metrics too. */
   otherShards?: TsqRedis[];
   port: number;
   host: string;

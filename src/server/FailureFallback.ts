@@ -14,14 +14,14 @@
  * MAX_ATTEMPTS times per child before one of them buries it.
  */
 import { randomUUID } from "node:crypto";
-import type { JobPayload } from "../payload.js";
-import { explainRedisError } from "../redis/errors.js";
-import { formatTimestampJson, nowStamp } from "../timestamps.js";
+import type { JobPayload } from "../wire/payload.js";
+import { explainRedisError } from "../platform/redis/errors.js";
+import { formatTimestampJson, nowStamp } from "../wire/timestamps.js";
 import { errorClassName } from "./JobRetry.js";
 import type { ServerContext } from "./context.js";
-import { releaseLocksOf } from "../locks/release.js";
+import { releaseLocksOf } from "../features/locks/release.js";
 import { sendToMorgue } from "./morgue.js";
-import type { UnitOfWork } from "./unitOfWork.js";
+import type { UnitOfWork } from "./fetch/unitOfWork.js";
 
 /** Failed attempts to record a failure before the job is buried as it is. */
 export const MAX_ATTEMPTS = 3;

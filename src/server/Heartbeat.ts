@@ -25,10 +25,10 @@ import {
   processKey,
   signalsKey,
   workKey,
-} from "../keys.js";
-import { ProblemLog } from "../redis/errors.js";
-import { sleep } from "../util/sleep.js";
-import { formatSeconds, nowSeconds } from "../timestamps.js";
+} from "../wire/keys.js";
+import { ProblemLog } from "../platform/redis/errors.js";
+import { sleep } from "../platform/util/sleep.js";
+import { formatSeconds, nowSeconds } from "../wire/timestamps.js";
 import type { ServerContext } from "./context.js";
 
 /** Daily stat keys live 5 years (Sidekiq STATS_TTL), in seconds. */

@@ -13,13 +13,13 @@
  *
  * Locks of the lock core follow the job: one that will not run again (dead, dropped, discarded, killed)
  * releases the locks it holds; one waiting to retry keeps its unique lock until its retry time plus
- * `unique_for` (src/locks/release.ts).
+ * `unique_for` (src/features/locks/release.ts).
  */
 import { deflateSync } from "node:zlib";
-import { RETRY } from "../keys.js";
-import { dumpPayload, type JobPayload } from "../payload.js";
-import { formatSeconds, nowSeconds, nowStamp, toEpochSeconds } from "../timestamps.js";
-import { keepLocksForRetry, releaseLocksOf } from "../locks/release.js";
+import { RETRY } from "../wire/keys.js";
+import { dumpPayload, type JobPayload } from "../wire/payload.js";
+import { formatSeconds, nowSeconds, nowStamp, toEpochSeconds } from "../wire/timestamps.js";
+import { keepLocksForRetry, releaseLocksOf } from "../features/locks/release.js";
 import { sendToMorgue } from "./morgue.js";
 import type { JobOutcome, ServerContext } from "./context.js";
 import type { RunnableClass } from "./Registry.js";

@@ -11,13 +11,13 @@ import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { Client } from "../client/Client.js";
 import { configureClient } from "../client/defaultClient.js";
-import { shardMapOf } from "../shards/serve.js";
-import { DEFAULT_SHARD } from "../shards/ShardMap.js";
-import type { WorkerOptions } from "../config/options.js";
-import { logger as rootLogger, type Logger } from "../logger.js";
-import { connect, type TsqRedis } from "../redis/connection.js";
-import { VERSION } from "../version.js";
-import { nowSeconds } from "../timestamps.js";
+import { shardMapOf } from "../platform/shards/serve.js";
+import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
+import type { WorkerOptions } from "../platform/config/options.js";
+import { logger as rootLogger, type Logger } from "../platform/logger.js";
+import { connect, type TsqRedis } from "../platform/redis/connection.js";
+import { VERSION } from "../wire/version.js";
+import { nowSeconds } from "../wire/timestamps.js";
 import type { JobEvents, ServerContext } from "./context.js";
 import { newIdentity } from "./context.js";
 import { Heartbeat, type RemoteSignal } from "./Heartbeat.js";
@@ -25,23 +25,26 @@ import { Manager } from "./Manager.js";
 import { Poller } from "./Poller.js";
 import { ProcessState } from "./ProcessState.js";
 import { ExecutionTracker } from "../metrics/ExecutionTracker.js";
-import { queueMode } from "./queueOrder.js";
+import { queueMode } from "./fetch/queueOrder.js";
 import type { Registry } from "./Registry.js";
 import { serverConfig, type LifecycleEvent } from "./serverConfig.js";
-import { recoverIdentity, sweepOrphans } from "./recovery.js";
+import { recoverIdentity, sweepOrphans } from "./fetch/recovery.js";
 import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
-import { startCron, type CronHandle } from "../cron/index.js";
-import { SUPER_PROCESSES } from "../keys.js";
-import { instrumentServer } from "../tracing/index.js";
-import { DeduplicationServerMiddleware } from "../dedup/ServerMiddleware.js";
-import { dedupPolicyOf } from "../dedup/policy.js";
-import { ConcurrencyLimiter, ConcurrencyLimitServerMiddleware } from "../limits/index.js";
-import { UniqueServerMiddleware } from "../unique/ServerMiddleware.js";
-import { SujServerMiddleware } from "../uniqueJobs/ServerMiddleware.js";
-import { uniquePolicyOf } from "../unique/policy.js";
-import { installBatches } from "../batch/install.js";
-import { installRateLimits } from "../ratelimit/index.js";
-import type { KeyedLimiter } from "../ratelimit/KeyedLimiter.js";
+import { startCron, type CronHandle } from "../features/cron/index.js";
+import { SUPER_PROCESSES } from "../wire/keys.js";
+import { instrumentServer } from "../features/tracing/index.js";
+import { DeduplicationServerMiddleware } from "../features/locks/gitlab-deduplication/ServerMiddleware.js";
+import { dedupPolicyOf } from "../features/locks/gitlab-deduplication/policy.js";
+import {
+  ConcurrencyLimiter,
+  ConcurrencyLimitServerMiddleware,
+} from "../features/locks/gitlab-concurrency-limits/index.js";
+import { UniqueServerMiddleware } from "../features/locks/enterprise-unique-jobs/ServerMiddleware.js";
+import { SujServerMiddleware } from "../features/locks/sidekiq-unique-jobs/ServerMiddleware.js";
+import { uniquePolicyOf } from "../features/locks/enterprise-unique-jobs/policy.js";
+import { installBatches } from "../features/flow/batches/install.js";
+import { installRateLimits } from "../features/locks/enterprise-rate-limits/index.js";
+import type { KeyedLimiter } from "../features/locks/enterprise-rate-limits/KeyedLimiter.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
 const ORPHAN_SWEEP_INTERVAL = 60_000;
@@ -131,7 +134,7 @@ export class Launcher {
     );
     if (classes.some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null))
       config.middleware.prepend(ConcurrencyLimitServerMiddleware, this.limiter, this.ctx);
-    installBatches(this.ctx, config, registry); // death handler and workflow steps (src/batch)
+    installBatches(this.ctx, config, registry); // death handler and workflow steps (src/features/flow/batches)
     // The keyed `static limit` gate first of all, only when a class declares one (docs/rate-limits.md).
     this.keyedLimiter = installRateLimits(config.middleware, this.ctx, classes, this.limiter);
     instrumentServer(config.middleware); // a consumer span per job, when an OpenTelemetry SDK is registered

@@ -9,18 +9,18 @@
  */
 import { randomInt } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { CapsuleConfig } from "../config/options.js";
-import { pausedQueuesFor, type PausedQueues } from "../pause/PausedQueues.js";
-import { ProblemLog } from "../redis/errors.js";
-import { Unblocker } from "../redis/Unblocker.js";
-import { deferred, settlesWithin, sleep } from "../util/sleep.js";
-import { BasicFetch } from "./BasicFetch.js";
-import { ReliableFetch } from "./ReliableFetch.js";
+import type { CapsuleConfig } from "../platform/config/options.js";
+import { pausedQueuesFor, type PausedQueues } from "./fetch/PausedQueues.js";
+import { ProblemLog } from "../platform/redis/errors.js";
+import { Unblocker } from "../platform/redis/Unblocker.js";
+import { deferred, settlesWithin, sleep } from "../platform/util/sleep.js";
+import { BasicFetch } from "./fetch/BasicFetch.js";
+import { ReliableFetch } from "./fetch/ReliableFetch.js";
 import type { ServerContext } from "./context.js";
 import { Processor, type Slot } from "./Processor.js";
 import { describeBatch } from "./ProcessState.js";
 import type { StopBudget } from "./StopBudget.js";
-import type { Fetcher, UnitOfWork } from "./unitOfWork.js";
+import type { Fetcher, UnitOfWork } from "./fetch/unitOfWork.js";
 
 interface Running {
   unit: UnitOfWork;

@@ -11,12 +11,12 @@
  *   average every `averageScheduledPollInterval` seconds: interval = count * 5 s; sleep
  *   interval*rand + interval/2 below 10 processes, interval*rand*2 from 10 up (Sidekiq 8.x).
  */
-import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP, QUEUES, queueKey } from "../keys.js";
-import { parsePayload } from "../payload.js";
-import { formatSeconds, nowSeconds } from "../timestamps.js";
-import { EnqueueError } from "../errors.js";
-import { ProblemLog } from "../redis/errors.js";
-import { sleep } from "../util/sleep.js";
+import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP, QUEUES, queueKey } from "../wire/keys.js";
+import { parsePayload } from "../wire/payload.js";
+import { formatSeconds, nowSeconds } from "../wire/timestamps.js";
+import { EnqueueError } from "../wire/errors.js";
+import { ProblemLog } from "../platform/redis/errors.js";
+import { sleep } from "../platform/util/sleep.js";
 import type { ServerContext } from "./context.js";
 import { sendToMorgue } from "./morgue.js";
 import { LOCK_MIDDLEWARE } from "../client/Client.js";

@@ -7,23 +7,23 @@
  * A job abandoned by a hard shutdown has already been requeued, so nothing is recorded for it.
  */
 import { performance } from "node:perf_hooks";
-import { JobInterrupted, UnknownJobError } from "../errors.js";
-import { displayClass, parsePayload, type JobPayload } from "../payload.js";
-import { jobLogContext } from "../tracing/correlation.js";
-import { withJobContext } from "../logger.js";
-import { wrappedActiveJob } from "../activejob/wrapper.js";
-import type { Chain } from "../middleware/Chain.js";
+import { JobInterrupted, UnknownJobError } from "../wire/errors.js";
+import { displayClass, parsePayload, type JobPayload } from "../wire/payload.js";
+import { jobLogContext } from "../features/tracing/correlation.js";
+import { withJobContext } from "../platform/logger.js";
+import { wrappedActiveJob } from "../features/activejob/wrapper.js";
+import type { Chain } from "../platform/Chain.js";
 import type { ServerContext, ServerMiddlewareArgs, JobOutcome } from "./context.js";
 import { JobRetry, errorClassName, toError } from "./JobRetry.js";
 import { FailureFallback } from "./FailureFallback.js";
 import { sendToMorgue } from "./morgue.js";
-import type { UnitOfWork } from "./unitOfWork.js";
+import type { UnitOfWork } from "./fetch/unitOfWork.js";
 import type { RunnableClass } from "./Registry.js";
-import { interceptJob } from "../killSwitch/intercept.js";
-import { inBatch, runInBatch } from "../batch/runHook.js";
-import { dropIfExpired } from "../expiry/expire.js";
-import { performOrReschedule } from "../ratelimit/reschedule.js";
-import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../payloadSize/expand.js";
+import { interceptJob } from "../features/flow/kill-switches/intercept.js";
+import { inBatch, runInBatch } from "../features/flow/batches/runHook.js";
+import { dropIfExpired } from "../features/flow/expiry/expire.js";
+import { performOrReschedule } from "../features/locks/enterprise-rate-limits/reschedule.js";
+import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../client/compression/expand.js";
 
 /** One concurrent job slot of a capsule; `tid` names it in the work hash. */
 export interface Slot {
@@ -99,14 +99,14 @@ export class Processor {
       if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
-      // OverLimitError from a rate limiter reschedules the job instead of failing it (src/ratelimit).
+      // OverLimitError from a rate limiter reschedules the job instead of failing it (src/features/locks/enterprise-rate-limits).
       const invoke = () =>
         this.middleware.invoke([instance, job, unit.queue], () =>
           performOrReschedule(this.ctx, job, unit.queue, () =>
             instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args)),
           ),
         );
-      // A batch member reports its end to its batch (src/batch); other jobs skip the hook.
+      // A batch member reports its end to its batch (src/features/flow/batches); other jobs skip the hook.
       await (inBatch(job) ? runInBatch(this.ctx, instance, job, invoke) : invoke());
       if (slot.abandoned) return;
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };

@@ -4,10 +4,10 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ConfigError } from "../errors.js";
+import { ConfigError } from "../wire/errors.js";
 import type { JobOptions } from "../client/options.js";
 import { rememberJobClass } from "../client/jobClasses.js";
-import { workerAttributes, type WorkerAttributes } from "../attributes/attributes.js";
+import { workerAttributes, type WorkerAttributes } from "../client/attributes/attributes.js";
 
 /** Anything with a `perform` method on its prototype; extending `Job` is not required. */
 export interface RunnableClass {

@@ -12,8 +12,8 @@
  * for running jobs at once and leaves their requeue at most HURRY_WRITE_MS.
  */
 import { performance } from "node:perf_hooks";
-import type { TsqRedis } from "../redis/connection.js";
-import { settlesWithin } from "../util/sleep.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
+import { settlesWithin } from "../platform/util/sleep.js";
 
 /** ms a stop's Redis writes may take after the job deadline. */
 export const CLEANUP_GRACE_MS = 2000;

@@ -5,13 +5,13 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { EventEmitter } from "node:events";
-import type { Chain } from "../middleware/Chain.js";
+import type { Chain } from "../platform/Chain.js";
 import type { Client } from "../client/Client.js";
-import type { WorkerOptions } from "../config/options.js";
-import type { JobPayload } from "../payload.js";
-import type { Logger } from "../logger.js";
-import type { TsqRedis } from "../redis/connection.js";
-import type { TimestampFormat } from "../timestamps.js";
+import type { WorkerOptions } from "../platform/config/options.js";
+import type { JobPayload } from "../wire/payload.js";
+import type { Logger } from "../platform/logger.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
+import type { TimestampFormat } from "../wire/timestamps.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { Registry } from "./Registry.js";
 import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
@@ -30,9 +30,9 @@ export interface JobEvents {
   unrecorded: [job: JobPayload, queue: string];
   /** A kill switch deferred or dropped a job instead of running it (killSwitch/intercept.ts). */
   switched: [job: JobPayload, queue: string, action: "deferred" | "dropped"];
-  /** A concurrency limit parked a job, or refused to because its parked list was full (src/limits). */
+  /** A concurrency limit parked a job, or refused to because its parked list was full (src/features/locks/gitlab-concurrency-limits). */
   limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
-  /** A rate limit parked a job on its key, refused to (list full), or rescheduled it (OverLimit; src/ratelimit). */
+  /** A rate limit parked a job on its key, refused to (list full), or rescheduled it (OverLimit; src/features/locks/enterprise-rate-limits). */
   rateLimited: [job: JobPayload, queue: string, action: "parked" | "refused" | "rescheduled"];
   /** The job's `expires_in` had passed: dropped before it started (expiry/expire.ts). */
   expired: [job: JobPayload, queue: string];

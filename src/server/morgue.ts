@@ -3,9 +3,9 @@
  * (10,000), in one MULTI, as Sidekiq's `send_to_morgue` and `DeadSet#kill` do.
  */
 import type { ChainableCommander } from "ioredis";
-import { DEAD } from "../keys.js";
-import type { TsqRedis } from "../redis/connection.js";
-import { formatSeconds, nowSeconds } from "../timestamps.js";
+import { DEAD } from "../wire/keys.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
+import { formatSeconds, nowSeconds } from "../wire/timestamps.js";
 
 export interface MorgueLimits {
   /** Entries kept (Sidekiq `dead_max_jobs`). */

@@ -9,7 +9,7 @@
  *
  * The Launcher reads it when it starts, after loading the job module.
  */
-import { Chain } from "../middleware/Chain.js";
+import { Chain } from "../platform/Chain.js";
 import type { ClientMiddlewareArgs } from "../client/Client.js";
 import type { DeathHandler, ServerMiddlewareArgs } from "./context.js";
 

@@ -2,9 +2,9 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { buildClusterCommand, CLUSTER_DEFAULTS, resolveClusterOptions } from "../../src/cli/clusterOptions.js";
-import { resolveWorkerOptions, UsageError } from "../../src/cli/workerOptions.js";
-import { ConfigError } from "../../src/errors.js";
+import { buildClusterCommand, CLUSTER_DEFAULTS, resolveClusterOptions } from "../../src/options/clusterOptions.js";
+import { resolveWorkerOptions, UsageError } from "../../src/options/workerOptions.js";
+import { ConfigError } from "../../src/wire/errors.js";
 import { workdirs } from "../helpers/fixtures.js";
 
 const workdir = workdirs("tsq-clusterOptions");
@@ -207,8 +207,8 @@ describe("help", () => {
 });
 
 describe("the CLI exit status", () => {
-  const moduleUrl = new URL("../../src/cli/clusterOptions.js", import.meta.url).href;
-  const workerUrl = new URL("../../src/cli/workerOptions.js", import.meta.url).href;
+  const moduleUrl = new URL("../../src/options/clusterOptions.js", import.meta.url).href;
+  const workerUrl = new URL("../../src/options/workerOptions.js", import.meta.url).href;
   // What bin/tsq-cluster does. Arguments travel in an environment variable so `node -e` does not read them.
   const script = `
     const { resolveClusterOptions } = await import(process.env.TSQ_TEST_MODULE);

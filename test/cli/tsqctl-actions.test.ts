@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { Client } from "../../src/client/Client.js";
-import { DEAD, PROCESSES, QUEUES, RETRY, SCHEDULE, queueKey, signalsKey } from "../../src/keys.js";
-import type { JobPayload } from "../../src/payload.js";
+import { DEAD, PROCESSES, QUEUES, RETRY, SCHEDULE, queueKey, signalsKey } from "../../src/wire/keys.js";
+import type { JobPayload } from "../../src/wire/payload.js";
 import { freePort, useRedis } from "../helpers/redis.js";
 
 const redis = useRedis();

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { Client } from "../../src/client/Client.js";
-import { DEAD, RETRY } from "../../src/keys.js";
+import { DEAD, RETRY } from "../../src/wire/keys.js";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq, type TsqProcess } from "../helpers/tsqProcess.js";
 

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
-import { DEAD } from "../../src/keys.js";
+import { DEAD } from "../../src/wire/keys.js";
 import { useRedis } from "../helpers/redis.js";
 
 const redis = useRedis();

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Client } from "../../src/client/Client.js";
-import { RETRY } from "../../src/keys.js";
+import { RETRY } from "../../src/wire/keys.js";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 

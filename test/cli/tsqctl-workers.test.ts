@@ -6,7 +6,7 @@ import { execa } from "execa";
 import { freePort, useRedis } from "../helpers/redis.js";
 import { ROOT } from "../helpers/tsqProcess.js";
 import { workdirs } from "../helpers/fixtures.js";
-import type { WorkerJson } from "../../src/cli/tsqctl/workers.js";
+import type { WorkerJson } from "../../src/admin/tsqctl/workers.js";
 
 const redis = useRedis();
 const BIN = join(ROOT, "bin/tsqctl.js");

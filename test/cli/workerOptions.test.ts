@@ -10,9 +10,9 @@ import {
   exitOnOptionError,
   resolveWorkerOptions,
   UsageError,
-} from "../../src/cli/workerOptions.js";
-import { DEFAULTS } from "../../src/config/defaults.js";
-import { ConfigError } from "../../src/errors.js";
+} from "../../src/options/workerOptions.js";
+import { DEFAULTS } from "../../src/platform/config/defaults.js";
+import { ConfigError } from "../../src/wire/errors.js";
 import { workdirs } from "../helpers/fixtures.js";
 
 const workdir = workdirs("tsq-workerOptions");
@@ -328,7 +328,7 @@ describe("version and help", () => {
 });
 
 describe("the CLI exit status", () => {
-  const moduleUrl = new URL("../../src/cli/workerOptions.js", import.meta.url).href;
+  const moduleUrl = new URL("../../src/options/workerOptions.js", import.meta.url).href;
   // What bin/tsq will do: resolve, and turn option errors into status 2. Arguments travel in an
   // environment variable so `node -e` does not read them as its own flags.
   const script = `

@@ -4,10 +4,10 @@ import { spawnSync, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { Client } from "../../src/client/Client.js";
 import { Job } from "../../src/client/Job.js";
-import { Chain } from "../../src/middleware/Chain.js";
+import { Chain } from "../../src/platform/Chain.js";
 import type { ClientMiddlewareArgs } from "../../src/client/Client.js";
-import { ArgumentError, EnqueueError } from "../../src/errors.js";
-import { connect, type TsqRedis } from "../../src/redis/connection.js";
+import { ArgumentError, EnqueueError } from "../../src/wire/errors.js";
+import { connect, type TsqRedis } from "../../src/platform/redis/connection.js";
 import { startRedisServer, useRedis } from "../helpers/redis.js";
 
 const redis = useRedis();

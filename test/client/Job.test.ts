@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Job, scheduledAt } from "../../src/client/Job.js";
 import { Client } from "../../src/client/Client.js";
 import { configureClient, closeDefaultClient } from "../../src/client/defaultClient.js";
-import { ArgumentError } from "../../src/errors.js";
+import { ArgumentError } from "../../src/wire/errors.js";
 import { useRedis } from "../helpers/redis.js";
 
 const redis = useRedis();

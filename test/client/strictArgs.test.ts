@@ -2,7 +2,7 @@ import { describe, test, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { verifyStrictArgs } from "../../src/client/strictArgs.js";
 import { Client } from "../../src/client/Client.js";
-import { ArgumentError, PayloadTooLargeError } from "../../src/errors.js";
+import { ArgumentError, PayloadTooLargeError } from "../../src/wire/errors.js";
 import { useRedis } from "../helpers/redis.js";
 
 const HINT =

@@ -1,8 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { formatPlan, formatQueueList, parseGroup, planChildren, resolveGroups } from "../../src/cluster/groups.js";
-import type { QueueSpec } from "../../src/config/options.js";
-import { ConfigError } from "../../src/errors.js";
+import type { QueueSpec } from "../../src/platform/config/options.js";
+import { ConfigError } from "../../src/wire/errors.js";
 
 const known = ["a", "b", "c", "d", "cronjob:x", "cronjob:y"];
 

@@ -4,7 +4,7 @@ import { pino } from "pino";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry, type RunnableClass } from "../../src/server/Registry.js";
 import { resetServerConfig } from "../../src/server/serverConfig.js";
-import type { QueueSpec, WorkerOptions } from "../../src/config/options.js";
+import type { QueueSpec, WorkerOptions } from "../../src/platform/config/options.js";
 import { testOptions } from "./options.js";
 
 const launchers = new Set<Launcher>();

@@ -1,6 +1,6 @@
 /** WorkerOptions for in-process Launchers in tests: DEFAULTS plus fast timings. */
-import { DEFAULTS } from "../../src/config/defaults.js";
-import type { QueueSpec, WorkerOptions } from "../../src/config/options.js";
+import { DEFAULTS } from "../../src/platform/config/defaults.js";
+import type { QueueSpec, WorkerOptions } from "../../src/platform/config/options.js";
 
 export function testOptions(
   redisUrl: string,

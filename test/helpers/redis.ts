@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { randomInt } from "node:crypto";
 import { join } from "node:path";
 import { after, before, beforeEach } from "node:test";
-import { connect, type TsqRedis } from "../../src/redis/connection.js";
+import { connect, type TsqRedis } from "../../src/platform/redis/connection.js";
 
 // Anything that falls back to REDIS_URL by mistake (a client built before the private server is up)
 // must fail loudly rather than write into the machine's Redis on 6379: port 1 refuses connections.

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, afterEach } from "node:test";
-import { PROCESSES } from "../../src/keys.js";
+import { PROCESSES } from "../../src/wire/keys.js";
 import type { RedisHandle } from "./redis.js";
 
 export interface SidekiqOptions {

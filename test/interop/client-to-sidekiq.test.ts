@@ -12,9 +12,9 @@ import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { Client } from "../../src/client/Client.js";
 import { Job } from "../../src/client/Job.js";
-import type { JsonValue } from "../../src/payload.js";
-import { SCHEDULE, queueKey } from "../../src/keys.js";
-import { nowSeconds } from "../../src/timestamps.js";
+import type { JsonValue } from "../../src/wire/payload.js";
+import { SCHEDULE, queueKey } from "../../src/wire/keys.js";
+import { nowSeconds } from "../../src/wire/timestamps.js";
 import { useRedis, type RedisHandle } from "../helpers/redis.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
 import {

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { Client } from "../../src/client/Client.js";
-import { PROCESSES, queueKey } from "../../src/keys.js";
+import { PROCESSES, queueKey } from "../../src/wire/keys.js";
 import { useRedis, type RedisHandle } from "../helpers/redis.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
 import { rubyTestFile, startSidekiq, useSidekiqCleanup } from "../helpers/sidekiqProcess.js";

@@ -15,7 +15,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { JobPayload } from "../../src/payload.js";
+import type { JobPayload } from "../../src/wire/payload.js";
 import { useRedis } from "../helpers/redis.js";
 import { requireRubyLibrary, runRubyScript } from "../helpers/rails.js";
 import { scratchDir } from "../helpers/fixtures.js";

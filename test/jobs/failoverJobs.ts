@@ -4,7 +4,7 @@
  * test, so lost or repeated runs show up as they are.
  */
 import { Job, defaultClient } from "../../src/index.js";
-import { connect, type TsqRedis } from "../../src/redis/connection.js";
+import { connect, type TsqRedis } from "../../src/platform/redis/connection.js";
 
 let record: TsqRedis | undefined;
 

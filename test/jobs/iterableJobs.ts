@@ -14,8 +14,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultClient } from "../../src/client/defaultClient.js";
-import { IterableJob } from "../../src/iterable/IterableJob.js";
-import { rangeEnumerator } from "../../src/iterable/enumerators.js";
+import { IterableJob } from "../../src/features/iterable/IterableJob.js";
+import { rangeEnumerator } from "../../src/features/iterable/enumerators.js";
 
 /** Items recorded per BITFIELD command. */
 const BATCH = 1000;

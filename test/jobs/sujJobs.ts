@@ -4,7 +4,7 @@
  * the while_executing ones also record how many runs of their class overlapped (`suj:max:<class>`).
  */
 import { Job } from "../../src/index.js";
-import { rubyFloat } from "../../src/uniqueJobs/index.js";
+import { rubyFloat } from "../../src/features/locks/sidekiq-unique-jobs/index.js";
 import { redis, run } from "./lockedRun.js";
 
 export class SujExecutedJob extends Job {

@@ -19,7 +19,7 @@ import {
   minuteBucket,
   tenMinuteBucket,
 } from "../../src/metrics/executionLayout.js";
-import { resolveWorkerOptions } from "../../src/cli/workerOptions.js";
+import { resolveWorkerOptions } from "../../src/options/workerOptions.js";
 
 const handle = useRedis();
 

@@ -5,7 +5,7 @@ import { useRedis } from "../helpers/redis.js";
 import { testLauncher } from "../helpers/context.js";
 import { JobMetrics } from "../../src/metrics/JobMetrics.js";
 import { renderFamilies } from "../../src/metrics/exposition.js";
-import { newJid } from "../../src/payload.js";
+import { newJid } from "../../src/wire/payload.js";
 import { parseExposition, total } from "./promText.js";
 
 const handle = useRedis();

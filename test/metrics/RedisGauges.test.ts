@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { useRedis } from "../helpers/redis.js";
 import { RedisGauges } from "../../src/metrics/RedisGauges.js";
 import { renderFamilies } from "../../src/metrics/exposition.js";
-import { connect } from "../../src/redis/connection.js";
+import { connect } from "../../src/platform/redis/connection.js";
 import { parseExposition, total } from "./promText.js";
 
 const handle = useRedis();

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { pushJobs } from "../helpers/fixtures.js";
-import { AckBatcher, type AckedJob } from "../../src/server/AckBatcher.js";
-import { ackMark, wholeJob } from "../../src/server/ackMark.js";
-import { logger } from "../../src/logger.js";
+import { AckBatcher, type AckedJob } from "../../src/server/fetch/AckBatcher.js";
+import { ackMark, wholeJob } from "../../src/server/fetch/ackMark.js";
+import { logger } from "../../src/platform/logger.js";
 
 const handle = useRedis();
 const KEY = "queue:sq|host:1:abc|default";

@@ -7,10 +7,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { useRedis } from "../helpers/redis.js";
 import { eventually } from "../helpers/tsqProcess.js";
-import { connect } from "../../src/redis/connection.js";
-import { ReliableFetch } from "../../src/server/ReliableFetch.js";
+import { connect } from "../../src/platform/redis/connection.js";
+import { ReliableFetch } from "../../src/server/fetch/ReliableFetch.js";
 import { Client } from "../../src/client/Client.js";
-import { logger } from "../../src/logger.js";
+import { logger } from "../../src/platform/logger.js";
 
 const handle = useRedis();
 const ID = "host:1:bbbbbbbbbbbb";

@@ -3,10 +3,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
 import { useRedis } from "../helpers/redis.js";
-import { connect } from "../../src/redis/connection.js";
-import { ReliableFetch } from "../../src/server/ReliableFetch.js";
-import { recoverIdentity, sweepOrphans } from "../../src/server/recovery.js";
-import { DEFAULTS } from "../../src/config/defaults.js";
+import { connect } from "../../src/platform/redis/connection.js";
+import { ReliableFetch } from "../../src/server/fetch/ReliableFetch.js";
+import { recoverIdentity, sweepOrphans } from "../../src/server/fetch/recovery.js";
+import { DEFAULTS } from "../../src/platform/config/defaults.js";
 import { Client } from "../../src/client/Client.js";
 
 const handle = useRedis();

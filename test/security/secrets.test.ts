@@ -13,7 +13,7 @@ import { execa } from "execa";
 import { freePort, startRedisServer } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS } from "../helpers/tsqProcess.js";
 import { scratchDir } from "../helpers/fixtures.js";
-import { connect, type TsqRedis } from "../../src/redis/connection.js";
+import { connect, type TsqRedis } from "../../src/platform/redis/connection.js";
 
 // Characters that must be percent-encoded in a URL, so both forms are searched for.
 const RIGHT = "Rt:s3cr@t/9f";

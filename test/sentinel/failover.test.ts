@@ -14,7 +14,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "../../src/index.js";
-import { scriptSource } from "../../src/redis/scripts.js";
+import { scriptSource } from "../../src/platform/redis/scripts.js";
 import { useRedis } from "../helpers/redis.js";
 import { startSentinelSetup, type SentinelSetup } from "../helpers/sentinel.js";
 import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";

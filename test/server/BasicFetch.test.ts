@@ -3,8 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { useRedis } from "../helpers/redis.js";
 import { pushJobs } from "../helpers/fixtures.js";
-import { connect } from "../../src/redis/connection.js";
-import { BasicFetch } from "../../src/server/BasicFetch.js";
+import { connect } from "../../src/platform/redis/connection.js";
+import { BasicFetch } from "../../src/server/fetch/BasicFetch.js";
 
 const handle = useRedis();
 

@@ -6,7 +6,7 @@ import { useRedis } from "../helpers/redis.js";
 import { testLauncher } from "../helpers/context.js";
 import { JobRetry } from "../../src/server/JobRetry.js";
 import { sendToMorgue } from "../../src/server/morgue.js";
-import { newJid, type JobPayload } from "../../src/payload.js";
+import { newJid, type JobPayload } from "../../src/wire/payload.js";
 import type { RunnableClass } from "../../src/server/Registry.js";
 
 const handle = useRedis();

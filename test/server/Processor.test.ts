@@ -5,7 +5,7 @@ import { useRedis } from "../helpers/redis.js";
 import { testLauncher } from "../helpers/context.js";
 import { configureServer, resetServerConfig } from "../../src/server/serverConfig.js";
 import { Client } from "../../src/client/Client.js";
-import type { JobPayload } from "../../src/payload.js";
+import type { JobPayload } from "../../src/wire/payload.js";
 
 const handle = useRedis();
 afterEach(() => resetServerConfig());

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
-import { DeadSet, RetrySet, Queue } from "../../src/api/index.js";
+import { DeadSet, RetrySet, Queue } from "../../src/admin/api/index.js";
 
 const handle = useRedis();
 

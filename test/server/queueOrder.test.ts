@@ -1,7 +1,7 @@
 /** Queue order: strict, random and weighted exactly as Sidekiq computes them, and observed end to end. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { QueueOrder, queueMode } from "../../src/server/queueOrder.js";
+import { QueueOrder, queueMode } from "../../src/server/fetch/queueOrder.js";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { Client } from "../../src/client/Client.js";

@@ -11,7 +11,7 @@ import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, startTsq } from "../helpers/tsqProcess.js";
 import { scratchDir } from "../helpers/fixtures.js";
 import { Client } from "../../src/client/Client.js";
-import { EnqueueError } from "../../src/errors.js";
+import { EnqueueError } from "../../src/wire/errors.js";
 
 const handle = useRedis();
 

@@ -1,0 +1,182 @@
+/**
+ * Read-only overviews: `tsqctl stats`, `tsqctl queues` and `tsqctl queue <name>` (Sidekiq's
+ * `Stats`, `Queue.all` and `Queue#each`, and sidekiqmon's overview).
+ */
+import type { Command } from "commander";
+import { Queue, Stats } from "../api/index.js";
+import { nowSeconds } from "../../wire/timestamps.js";
+import {
+  addJsonOption,
+  addRedisUrlOption,
+  positiveInteger,
+  printJson,
+  resolveRedisUrl,
+  UsageError,
+  withRedis,
+  type CliIO,
+} from "./common.js";
+import { argsText, delimit, duration, relative, table } from "./format.js";
+import { jobJson, statsJson, type QueueJson, type StatsJson } from "./views.js";
+import { everyShard, queueUrl, shardMap, sumStats, type ShardFlags } from "./shards.js";
+
+interface JsonFlags {
+  json?: boolean;
+  redisUrl?: string;
+}
+
+/** Entries listed when --limit is not given. */
+export const DEFAULT_LIMIT = 50;
+
+async function statsOf(url: string, days: number): Promise<StatsJson> {
+  const api = await withRedis(url, async (redis) => {
+    const stats = new Stats(redis);
+    return { snapshot: await stats.fetch(), history: await stats.history(days) };
+  });
+  return statsJson(api.snapshot, api.history);
+}
+
+async function stats(flags: JsonFlags & ShardFlags & { days: number }, io: CliIO): Promise<void> {
+  const shards = everyShard(flags, io);
+  let json: StatsJson & { shards?: Record<string, StatsJson> };
+  if (shards === undefined) {
+    json = await statsOf(resolveRedisUrl(flags.redisUrl, io), flags.days);
+  } else {
+    const perShard = await Promise.all(
+      shards.map(async ({ shard, url }) => ({ shard, stats: await statsOf(url, flags.days) })),
+    );
+    json = {
+      ...sumStats(perShard, shardMap(flags, io).shardOf("default")),
+      shards: Object.fromEntries(perShard.map(({ shard, stats }) => [shard, stats])),
+    };
+  }
+  if (flags.json) return printJson(io, json);
+  const rows: [string, string][] = [
+    ["Processed", delimit(json.processed)],
+    ["Failed", delimit(json.failed)],
+    ["Busy", delimit(json.workers_size)],
+    ["Enqueued", delimit(json.enqueued)],
+    ["Retries", delimit(json.retry_size)],
+    ["Scheduled", delimit(json.scheduled_size)],
+    ["Dead", delimit(json.dead_size)],
+    ["Processes", delimit(json.processes_size)],
+    ["Default latency", duration(json.default_queue_latency)],
+  ];
+  const lines = table(["STAT", "VALUE"], rows, new Set([1]));
+  const days = Object.keys(json.history.processed);
+  const history = table(
+    ["DAY (UTC)", "PROCESSED", "FAILED"],
+    days.map((day) => [day, delimit(json.history.processed[day] ?? 0), delimit(json.history.failed[day] ?? 0)]),
+    new Set([1, 2]),
+  );
+  const perShard = Object.entries(json.shards ?? {}).map(([shard, s]) => [
+    shard,
+    delimit(s.processed),
+    delimit(s.failed),
+    delimit(s.enqueued),
+    delimit(s.retry_size),
+    delimit(s.dead_size),
+    delimit(s.processes_size),
+  ]);
+  const shardTable =
+    perShard.length === 0
+      ? []
+      : ["", ...table(["SHARD", "PROCESSED", "FAILED", "ENQUEUED", "RETRIES", "DEAD", "PROCESSES"], perShard, NUMERIC)];
+  io.out(`${[...lines, ...shardTable, "", ...history].join("\n")}\n`);
+}
+
+const NUMERIC = new Set([1, 2, 3, 4, 5, 6]);
+
+export async function queueSummaries(queues: Queue[]): Promise<QueueJson[]> {
+  const now = nowSeconds();
+  return Promise.all(
+    queues.map(async (q) => ({
+      name: q.name,
+      size: await q.size(),
+      latency: await q.latency(now),
+      paused: await q.paused(),
+    })),
+  );
+}
+
+async function queues(flags: JsonFlags & ShardFlags, io: CliIO): Promise<void> {
+  const shards = everyShard(flags, io);
+  const read = (url: string) => withRedis(url, async (redis) => queueSummaries(await Queue.all(redis)));
+  const summaries: (QueueJson & { shard?: string })[] =
+    shards === undefined
+      ? await read(resolveRedisUrl(flags.redisUrl, io))
+      : (
+          await Promise.all(
+            shards.map(async ({ shard, url }) => (await read(url)).map((queue) => ({ ...queue, shard }))),
+          )
+        ).flat();
+  if (flags.json) return printJson(io, summaries);
+  if (summaries.length === 0) return io.out("no queues\n");
+  const rows = summaries.map((q) => [
+    q.name,
+    delimit(q.size),
+    duration(q.latency),
+    q.paused ? "paused" : "",
+    ...(shards ? [q.shard ?? ""] : []),
+  ]);
+  const header = ["QUEUE", "SIZE", "LATENCY", "PAUSED", ...(shards ? ["SHARD"] : [])];
+  io.out(`${table(header, rows, new Set([1, 2])).join("\n")}\n`);
+}
+
+async function queue(name: string, flags: JsonFlags & ShardFlags & { limit: number }, io: CliIO): Promise<void> {
+  if (name === "") throw new UsageError("the queue name must not be empty");
+  const queueName = name.startsWith("queue:") ? name.slice("queue:".length) : name;
+  const url = queueUrl(flags, io, queueName);
+  const result = await withRedis(url, async (redis) => {
+    const q = new Queue(redis, queueName);
+    const jobs = await q.first(flags.limit === 0 ? Infinity : flags.limit);
+    return { size: await q.size(), latency: await q.latency(), jobs };
+  });
+  if (flags.json) {
+    return printJson(io, {
+      name: queueName,
+      size: result.size,
+      latency: result.latency,
+      jobs: result.jobs.map(jobJson),
+    });
+  }
+  const now = nowSeconds();
+  io.out(`queue ${queueName}: ${delimit(result.size)} jobs, latency ${duration(result.latency)}, newest first\n`);
+  if (result.jobs.length === 0) return;
+  const rows = result.jobs.map((job) => [
+    job.jid ?? "-",
+    job.displayClass ?? "(not a job)",
+    argsText(job.args),
+    job.enqueuedAt === undefined ? "-" : relative(job.enqueuedAt, now),
+  ]);
+  io.out(`${table(["JID", "CLASS", "ARGS", "ENQUEUED"], rows).join("\n")}\n`);
+  if (result.size > result.jobs.length) io.out(`(${delimit(result.size - result.jobs.length)} more; use --limit)\n`);
+}
+
+export function registerStats(program: Command, io: CliIO): void {
+  const statsCommand = program
+    .command("stats")
+    .description("processed/failed counters, set sizes, busy jobs, and daily history (Sidekiq::Stats)")
+    .option("--days <n>", "days of history, newest first (default 7)", positiveInteger("--days"), 7);
+  addRedisUrlOption(addJsonOption(statsCommand)).action((flags: JsonFlags & ShardFlags & { days: number }) =>
+    stats(flags, io),
+  );
+
+  const queuesCommand = program
+    .command("queues")
+    .description("every known queue with its size, latency and whether it is paused");
+  addRedisUrlOption(addJsonOption(queuesCommand)).action((flags: JsonFlags & ShardFlags) => queues(flags, io));
+
+  const queueCommand = program
+    .command("queue")
+    .description("the jobs waiting in one queue, newest first")
+    .argument("<name>", "queue name, e.g. default")
+    .option(
+      "--limit <n>",
+      `most jobs to list (default ${DEFAULT_LIMIT}; 0 for all)`,
+      positiveInteger("--limit", true),
+      DEFAULT_LIMIT,
+    );
+  addRedisUrlOption(addJsonOption(queueCommand)).action(
+    (name: string, flags: JsonFlags & ShardFlags & { limit: number }) => queue(name, flags, io),
+  );
+}

@@ -1,0 +1,57 @@
+/**
+ * The push side of batches, in every Client: inside a `jobs` block a job gets the batch's `bid` before
+ * client middleware runs (they see it, as with Sidekiq Pro) and is marked to join. The join itself
+ * (batch-join-1.lua) happens in `Client#send`, after every middleware had its say, so a push a
+ * middleware refuses never becomes a member that would keep the batch waiting.
+ */
+import type { JobPayload } from "../../../wire/payload.js";
+import { applyBatchEvent } from "./events.js";
+import { pushing } from "./context.js";
+import { batchKey } from "../../../wire/keys.js";
+import type { TsqRedis } from "../../../platform/redis/connection.js";
+import { refused } from "./refusal.js";
+
+/** Jobs marked by the middleware, waiting for `joinBatches`. */
+const joining = new WeakMap<JobPayload, string>();
+
+export function markBatchMember(job: JobPayload): void {
+  const block = pushing.getStore();
+  if (block === undefined) return;
+  job.bid = block.bid;
+  joining.set(job, block.bid);
+}
+
+/**
+ * Makes the marked jobs members of their batches, before they are written. Resolves to an undo for a
+ * write that then fails (the members leave again, so the batch does not wait for jobs never pushed);
+ * given jids, only those leave (the rest of the write landed).
+ */
+export function joinBatches(redis: TsqRedis, jobs: readonly JobPayload[]): Promise<Undo> | undefined {
+  // Synchronous when no job joins: an ordinary push pays one WeakMap lookup per job, no extra tick.
+  let byBatch: Map<string, string[]> | undefined;
+  for (const job of jobs) {
+    const bid = joining.get(job);
+    if (bid === undefined) continue;
+    byBatch ??= new Map();
+    byBatch.set(bid, [...(byBatch.get(bid) ?? []), job.jid]);
+  }
+  return byBatch && join(redis, byBatch);
+}
+
+type Undo = (only?: readonly string[]) => Promise<void>;
+
+async function join(redis: TsqRedis, byBatch: Map<string, string[]>): Promise<Undo> {
+  for (const [bid, jids] of byBatch) {
+    try {
+      await redis.batchJoin(batchKey(bid), ...jids);
+    } catch (error) {
+      throw refused(error);
+    }
+  }
+  return async (only) => {
+    for (const [bid, jids] of byBatch)
+      for (const jid of jids)
+        if (only === undefined || only.includes(jid))
+          await applyBatchEvent(redis, "leave", bid, jid).catch(() => undefined);
+  };
+}

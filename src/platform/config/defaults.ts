@@ -1,0 +1,148 @@
+/**
+ * The one table of defaults. Every tunable has its unit and the Sidekiq behaviour it mirrors.
+ * Precedence when resolving options: CLI flag > config file > environment > these defaults.
+ */
+import type { CronEntry } from "../../features/cron/entry.js";
+import type { RoutingRule } from "../../client/attributes/WorkerRouter.js";
+
+export interface Defaults {
+  /** Redis URL; `rediss://` for TLS. Overridden by REDIS_URL, then the config file, then --redis-url. */
+  readonly redisUrl: string;
+  /** Concurrent job slots per capsule. Jobs are async, so slots are cheap; Sidekiq 6.x also used 10. */
+  readonly concurrency: number;
+  /** Seconds a graceful stop waits for running jobs before requeueing them (Sidekiq `-t`, 25). */
+  readonly timeout: number;
+  /** Seconds between heartbeats (Sidekiq 7+: 10; 6.x: 5). */
+  readonly heartbeatInterval: number;
+  /** Seconds the process hash and work hash live without a heartbeat (Sidekiq: 60 in every version). */
+  readonly heartbeatTtl: number;
+  /** Seconds a BRPOP blocks, which bounds how fast quiet/stop is noticed (Sidekiq BasicFetch::TIMEOUT). */
+  readonly fetchTimeout: number;
+  /** Average seconds between scheduler polls across the whole cluster (`average_scheduled_poll_interval`). */
+  readonly averageScheduledPollInterval: number;
+  /** Fixed average poll interval in seconds; replaces the process-count scaling when set. */
+  readonly pollIntervalAverage: number | null;
+  /** Retries when a job says `retry: true` (Sidekiq DEFAULT_MAX_RETRY_ATTEMPTS). */
+  readonly maxRetries: number;
+  /** Entries kept in the dead set (Sidekiq `dead_max_jobs`). */
+  readonly deadMaxJobs: number;
+  /** Seconds a dead job is kept: 180 days (Sidekiq `dead_timeout_in_seconds`). */
+  readonly deadTimeoutInSeconds: number;
+  /**
+   * Largest serialized job accepted by the client, in bytes, after compression (5 MB, GitLab's limit).
+   * Env TSQ_MAX_PAYLOAD_BYTES. See docs/job-size-and-kill-switches.md.
+   */
+  readonly maxPayloadBytes: number;
+  /**
+   * Bytes of JSON args above which the client compresses them the way GitLab does (100,000, GitLab's
+   * threshold); 0 = never. Env TSQ_COMPRESS_THRESHOLD_BYTES.
+   */
+  readonly compressThresholdBytes: number;
+  /**
+   * Most bytes compressed args may inflate to, in a worker or tsqctl (100 MB): a cap against zip bombs.
+   * The client refuses args bigger than this. Env TSQ_MAX_INFLATED_BYTES.
+   */
+  readonly maxInflatedBytes: number;
+  /**
+   * Seconds a worker keeps its copy of the kill switches (`tsqctl defer|drop|resume`) before reading them
+   * again (one HGETALL): how soon a switch takes effect. Shorter reacts faster, costs a read more often.
+   */
+  readonly killSwitchRefreshInterval: number;
+  /**
+   * Most jobs one concurrency-limited class may have parked, waiting for a slot (10,000). A job that
+   * would park past it fails with ConcurrencyLimitFullError and goes through retries instead, so a
+   * sustained overload shows up in the retry set rather than growing Redis without bound. Slots of a
+   * dead process expire after `heartbeatTtl`. See docs/concurrency-limits.md.
+   */
+  readonly concurrencyLimitMaxParked: number;
+  /**
+   * Sidekiq generation whose timestamp format to write: 6 and 7 write float epoch seconds (always with
+   * a fraction), 8 writes integer epoch milliseconds. Readers accept both.
+   */
+  readonly sidekiqVersion: 6 | 7 | 8;
+  /** Characters of an error message kept in a retried job (Sidekiq truncates to 10,000). */
+  readonly maxErrorMessageLength: number;
+  /**
+   * Reliable fetch: a job is put back in its queue after its process died this many times within
+   * `poisonPillWindow` seconds; the next time it is a poison pill and goes to the dead set instead.
+   */
+  readonly poisonPillRecoveries: number;
+  /** Seconds over which recoveries of one job are counted (72 hours). */
+  readonly poisonPillWindow: number;
+  /**
+   * Periodic job schedules from the config file's `cron:` section (job classes may add their own with
+   * a `static cron`). Only the elected leader enqueues them. Default: none.
+   */
+  readonly cron: readonly CronEntry[];
+  /**
+   * Seconds the leader record (`dear-leader`) lives without renewal: how long a killed leader blocks a
+   * successor. Integer (SET ... EX). Longer rides out Redis hiccups; shorter fails over faster.
+   */
+  readonly leaderTtl: number;
+  /** Seconds between the leader's renewals (Sidekiq Enterprise: 15). Must be below `leaderTtl`. */
+  readonly leaderRenewInterval: number;
+  /**
+   * Most seconds between a follower's election attempts (Sidekiq Enterprise: 60). A follower also wakes
+   * when the current record is due to expire, so failover takes about `leaderTtl`, not TTL + this.
+   */
+  readonly leaderCheckInterval: number;
+  /**
+   * Seconds after its time during which a periodic tick is still enqueued (late, e.g. across a leader
+   * change); an older tick counts as missed and is dropped unless the schedule has `catch_up`.
+   * sidekiq-cron's `reschedule_grace_period` is also 60.
+   */
+  readonly cronGracePeriod: number;
+  /**
+   * Take part in sidekiq-cron's own enqueue protocol (its `cron_jobs` schedules), so Ruby processes
+   * running sidekiq-cron and tsq processes together enqueue each tick once. Off unless opted in.
+   */
+  readonly sidekiqCron: boolean;
+  /**
+   * Most seconds between reads of sidekiq-cron's schedules (how soon a new or changed schedule is
+   * noticed); each due tick also wakes the poller, one second after the tick.
+   */
+  readonly sidekiqCronPollInterval: number;
+  /**
+   * GitLab-style routing rules (`routing_rules:`): `[query, queue]` pairs, first match picks the queue of
+   * a push that names none. Default: none, so every class goes to its declared queue or `default`.
+   */
+  readonly routingRules: readonly RoutingRule[];
+  /**
+   * Write Sidekiq 8's per-class execution metrics (`j|…` counters, `h|…` histograms; Sidekiq's Metrics
+   * tab and tsq's `/metrics` page read them). Counted in memory and written once per heartbeat, so a job
+   * costs well under a microsecond; Redis holds about 8 h of minutes and 3 days of 10-minute rollups.
+   */
+  readonly executionMetrics: boolean;
+}
+
+export const DEFAULTS = Object.freeze({
+  redisUrl: "redis://127.0.0.1:6379/0",
+  concurrency: 10,
+  timeout: 25,
+  heartbeatInterval: 10,
+  heartbeatTtl: 60,
+  fetchTimeout: 2,
+  averageScheduledPollInterval: 5,
+  pollIntervalAverage: null,
+  maxRetries: 25,
+  deadMaxJobs: 10_000,
+  deadTimeoutInSeconds: 180 * 24 * 60 * 60,
+  maxPayloadBytes: 5 * 1024 * 1024,
+  compressThresholdBytes: 100_000,
+  maxInflatedBytes: 100 * 1024 * 1024,
+  killSwitchRefreshInterval: 2,
+  concurrencyLimitMaxParked: 10_000,
+  sidekiqVersion: 7,
+  maxErrorMessageLength: 10_000,
+  poisonPillRecoveries: 3,
+  poisonPillWindow: 72 * 60 * 60,
+  cron: Object.freeze([]),
+  leaderTtl: 60,
+  leaderRenewInterval: 15,
+  leaderCheckInterval: 60,
+  cronGracePeriod: 60,
+  sidekiqCron: false,
+  sidekiqCronPollInterval: 10,
+  routingRules: Object.freeze([]),
+  executionMetrics: true,
+} satisfies Defaults) as Defaults;

@@ -1,0 +1,396 @@
+/**
+ * Reads `config/tsq.yml` (or the file named by `-C`) into typed, validated settings, the way Sidekiq
+ * reads `config/sidekiq.yml`: snake_case keys, with or without a leading colon (`:concurrency:`), and
+ * any top-level mapping that is not an option is an environment section. The section named by the
+ * environment is merged shallowly over the top level (Sidekiq: `opts.merge(opts.delete(env) || {})`);
+ * the others are ignored. Every other unknown key is an error, so a typo never falls back to a default.
+ */
+import { readFileSync } from "node:fs";
+import { parseDocument } from "yaml";
+import { ConfigError } from "../../wire/errors.js";
+import { redactUrl } from "../redis/connection.js";
+import { parseRedisUrl, REDIS_URL_FORMAT } from "../redis/redisUrl.js";
+import { redisSection } from "./redisSection.js";
+import { shardsSection } from "./shardsSection.js";
+import type { ShardConfig } from "../shards/ShardMap.js";
+import type { FetchMode, QueueSpec } from "./options.js";
+import type { CronEntry } from "../../features/cron/entry.js";
+import { WorkerRouter, type RoutingRule } from "../../client/attributes/WorkerRouter.js";
+import { CRON_NAME_FORMAT, isCronName } from "../../features/cron/entry.js";
+import { cronProblem, timeZoneProblem } from "../../features/cron/expression.js";
+import {
+  type Where,
+  type Entry,
+  type Schema,
+  applySchema,
+  entriesOf,
+  isMapping,
+  snakeCase,
+  unknownKey,
+  fail,
+  show,
+  positiveInteger,
+  nonNegativeInteger,
+  positiveNumber,
+  optionalPositiveNumber,
+  port,
+  nonEmptyString,
+  stringList,
+  nested,
+  boolean,
+  jobArgs,
+} from "./checks.js";
+
+export interface MetricsFileConfig {
+  /** TCP port for GET /metrics; 0 = off. */
+  port?: number;
+  host?: string;
+}
+
+/** The `cluster:` section, checked for shape only; the supervisor applies its own defaults. */
+export interface ClusterFileConfig {
+  processes?: number;
+  groups?: string[];
+  /** Resident memory in MB above which a child is replaced. */
+  maxMemoryMb?: number;
+  /** Seconds without a heartbeat after which a child counts as hung. */
+  hangThreshold?: number;
+  metrics?: MetricsFileConfig;
+}
+
+export interface CapsuleFileConfig {
+  name: string;
+  /** Undefined: the resolved top-level concurrency applies, as for a Sidekiq 7 `config.capsule`. */
+  concurrency: number | undefined;
+  queues: QueueSpec[];
+}
+
+/** What a config file may set, in camelCase. Absent fields fall through to the environment and DEFAULTS. */
+export interface FileSettings {
+  require?: string;
+  concurrency?: number;
+  /** Seconds. */
+  timeout?: number;
+  queues?: QueueSpec[];
+  capsules?: CapsuleFileConfig[];
+  tag?: string;
+  labels?: string[];
+  redisUrl?: string;
+  /** The `redis:` block (url or sentinel, credentials, TLS files) as one Redis URL. */
+  redis?: string;
+  fetch?: FetchMode;
+  maxRetries?: number;
+  deadMaxJobs?: number;
+  /** Seconds. */
+  deadTimeoutInSeconds?: number;
+  /** Seconds. */
+  averageScheduledPollInterval?: number;
+  /** Seconds; null = scale with the process count (the default). */
+  pollIntervalAverage?: number | null;
+  /** Seconds. */
+  heartbeatInterval?: number;
+  heartbeatTtl?: number;
+  poisonPillRecoveries?: number;
+  poisonPillWindow?: number;
+  sidekiqVersion?: 6 | 7 | 8;
+  /** Bytes. */
+  maxPayloadBytes?: number;
+  /** Bytes; 0 = never compress. */
+  compressThresholdBytes?: number;
+  /** Bytes. */
+  maxInflatedBytes?: number;
+  /** Seconds. */
+  killSwitchRefreshInterval?: number;
+  /** Jobs. */
+  concurrencyLimitMaxParked?: number;
+  metrics?: MetricsFileConfig;
+  cluster?: ClusterFileConfig;
+  /** Periodic job schedules, in file order; expressions and time zones already checked. */
+  cron?: CronEntry[];
+  /** Seconds, integer. */
+  leaderTtl?: number;
+  /** Seconds. */
+  leaderRenewInterval?: number;
+  /** Seconds. */
+  leaderCheckInterval?: number;
+  /** Seconds. */
+  cronGracePeriod?: number;
+  /** Take part in sidekiq-cron's enqueue protocol. */
+  sidekiqCron?: boolean;
+  /** Seconds. */
+  sidekiqCronPollInterval?: number;
+  /** `[query, queue]` pairs, queries already parsed once to catch mistakes. */
+  routingRules?: RoutingRule[];
+  /** Redis servers that own some queues each (src/platform/shards); the top-level Redis is the "default" one. */
+  shards?: ShardConfig[];
+  /** Write Sidekiq 8's per-class metrics keys. */
+  executionMetrics?: boolean;
+}
+
+export const QUEUE_FORMAT =
+  'a queue name, optionally followed by ",<weight>" with a positive integer weight (e.g. "critical,2")';
+
+/** Parses `name` or `name,weight` (as given to `-q` or in YAML); undefined when malformed. */
+export function parseQueueText(text: string): QueueSpec | undefined {
+  const [name, weight, ...rest] = text.split(",").map((part) => part.trim());
+  return rest.length > 0 ? undefined : queueSpec(name, weight);
+}
+
+/** The first queue name listed twice, if any: a capsule lists each queue once, weights say how often. */
+export function duplicateQueue(queues: readonly QueueSpec[]): string | undefined {
+  const seen = new Set<string>();
+  for (const { name } of queues) {
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
+/** True for a well-formed redis://, rediss:// or redis+sentinel:// URL (see src/platform/redis/redisUrl.ts). */
+export function isRedisUrl(text: string): boolean {
+  try {
+    parseRedisUrl(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads and validates one config file. `label` is the path as the user knows it (e.g. `config/tsq.yml`),
+ * used in every error message; `environment` picks the section to merge over the top level.
+ */
+export function loadConfig(path: string, environment: string, label: string = path): FileSettings {
+  const document = parseYaml(readText(path, label), label);
+  if (document === null || document === undefined) return {}; // an empty file sets nothing
+  const known = new Set(Object.keys(TOP_LEVEL).map(snakeCase));
+  const merged = new Map<string, Entry>();
+  let section: Entry[] = [];
+  for (const entry of entriesOf(document, { file: label, path: "" })) {
+    if (known.has(entry.key)) merged.set(entry.key, entry);
+    else if (!isMapping(entry.value)) unknownKey(label, entry.path, known);
+    else if (entry.key === environment) section = entriesOf(entry.value, { file: label, path: entry.key });
+  }
+  for (const entry of section) merged.set(entry.key, entry);
+  return applySchema([...merged.values()], TOP_LEVEL, label);
+}
+
+function readText(path: string, label: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(`${label}: cannot read the config file (${reason}); check the path and its permissions`);
+  }
+}
+
+function parseYaml(text: string, label: string): unknown {
+  // `merge: true` honours `<<: *default`, which Rails-style files use to share settings between sections.
+  const document = parseDocument(text, { merge: true });
+  const error = document.errors[0];
+  if (error) {
+    const [start] = error.linePos ?? [];
+    const position = start ? ` at line ${start.line}, column ${start.col}` : "";
+    const reason = (error.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    throw new ConfigError(`${label}: invalid YAML${position}: ${reason}; fix the syntax there`);
+  }
+  try {
+    return document.toJS();
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new ConfigError(`${label}: cannot read the YAML (${reason}); simplify the anchors and aliases`);
+  }
+}
+
+function queueSpec(name: unknown, weight: unknown): QueueSpec | undefined {
+  if (typeof name !== "string" || !/^[^\s,]+$/.test(name)) return undefined;
+  if (weight === undefined) return { name, weight: 0 }; // 0 = no weight given (Sidekiq's strict order)
+  const value = typeof weight === "string" && /^\d+$/.test(weight) ? Number(weight) : weight;
+  return typeof value === "number" && Number.isInteger(value) && value > 0 ? { name, weight: value } : undefined;
+}
+
+function queueItem(item: unknown): QueueSpec | undefined {
+  if (typeof item === "string") return parseQueueText(item);
+  if (Array.isArray(item) && (item.length === 1 || item.length === 2)) return queueSpec(item[0], item[1]);
+  return undefined;
+}
+
+function queueList(value: unknown, at: Where): QueueSpec[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    return fail(at, "a non-empty list of queues, e.g. [critical, [default, 2], low]", value);
+  }
+  const queues = value.map(
+    (item: unknown, index) =>
+      queueItem(item) ??
+      fail({ ...at, path: `${at.path}[${index}]` }, `${QUEUE_FORMAT} or a [name, weight] pair`, item),
+  );
+  const twice = duplicateQueue(queues);
+  if (twice !== undefined)
+    throw new ConfigError(`${at.file}: ${at.path} lists queue "${twice}" twice; list it once, with a weight`);
+  return queues;
+}
+
+function capsules(value: unknown, at: Where): CapsuleFileConfig[] {
+  return entriesOf(value, at).map(({ key, value: body, path }) => {
+    if (key === "default") {
+      throw new ConfigError(
+        `${at.file}: ${path} is the capsule built from the top-level queues and concurrency; give this one another name`,
+      );
+    }
+    const settings = applySchema(entriesOf(body, { file: at.file, path }), CAPSULE, at.file);
+    if (settings.queues === undefined) {
+      throw new ConfigError(
+        `${at.file}: ${path}.queues is missing; list the queues this capsule works, e.g. queues: [${key}]`,
+      );
+    }
+    return { name: key, concurrency: settings.concurrency, queues: settings.queues };
+  });
+}
+
+function groups(value: unknown, at: Where): string[] {
+  const list = stringList(value, at);
+  return list.length > 0 ? list : fail(at, 'a non-empty list of queue groups, e.g. ["critical,default", "*"]', value);
+}
+
+function redisUrl(value: unknown, at: Where): string {
+  if (typeof value === "string" && isRedisUrl(value)) return value;
+  const shown = typeof value === "string" ? redactUrl(value) : show(value);
+  throw new ConfigError(`${at.file}: ${at.path} must be ${REDIS_URL_FORMAT}, got ${shown}`);
+}
+
+function fetchMode(value: unknown, at: Where): FetchMode {
+  return value === "basic" || value === "reliable" ? value : fail(at, '"basic" or "reliable"', value);
+}
+
+function sidekiqVersion(value: unknown, at: Where): 6 | 7 | 8 {
+  return value === 6 || value === 7 || value === 8 ? value : fail(at, "6, 7 or 8", value);
+}
+
+/** One `cron:` entry as written; `cron` and `class` are required, checked by `cronSection`. */
+interface CronFileEntry {
+  cron?: string;
+  class?: string;
+  queue?: string;
+  args?: unknown[];
+  tz?: string;
+  description?: string;
+  enabled?: boolean;
+  catchUp?: boolean;
+}
+
+const CRON_ENTRY: Schema<CronFileEntry> = {
+  cron: nonEmptyString,
+  class: nonEmptyString,
+  queue: (value, at) =>
+    typeof value === "string" && /^[^\s,]+$/.test(value) ? value : fail(at, "a queue name", value),
+  args: jobArgs,
+  tz: nonEmptyString,
+  description: nonEmptyString,
+  enabled: boolean,
+  catchUp: boolean,
+};
+
+/** `cron:` maps a schedule name to { cron, class, queue?, args?, tz?, description?, enabled?, catch_up? }. */
+function cronSection(value: unknown, at: Where): CronEntry[] {
+  if (value === null) return []; // `cron:` with nothing under it
+  return entriesOf(value, at).map(({ key: name, value: body, path }) => {
+    if (!isCronName(name)) throw new ConfigError(`${at.file}: ${path}: a schedule name must use ${CRON_NAME_FORMAT}`);
+    const entry = applySchema(entriesOf(body, { file: at.file, path }), CRON_ENTRY, at.file);
+    if (entry.cron === undefined)
+      throw new ConfigError(`${at.file}: ${path}.cron is missing; give an expression such as "0 3 * * *"`);
+    if (entry.class === undefined)
+      throw new ConfigError(`${at.file}: ${path}.class is missing; name the job class to enqueue`);
+    const zone = entry.tz === undefined ? undefined : timeZoneProblem(entry.tz);
+    if (zone !== undefined) throw new ConfigError(`${at.file}: ${path}.tz: ${zone}`);
+    const problem = cronProblem(entry.cron, entry.tz);
+    if (problem !== undefined) throw new ConfigError(`${at.file}: ${path}.cron: ${problem}`);
+    return {
+      name,
+      cron: entry.cron,
+      class: entry.class,
+      args: entry.args ?? [],
+      enabled: entry.enabled ?? true,
+      catchUp: entry.catchUp ?? false,
+      source: at.file,
+      ...(entry.queue === undefined ? {} : { queue: entry.queue }),
+      ...(entry.tz === undefined ? {} : { tz: entry.tz }),
+      ...(entry.description === undefined ? {} : { description: entry.description }),
+    };
+  });
+}
+
+/** `routing_rules:` is a list of `[query, queue]` pairs; queue null or "" means the generated name. */
+function routingRules(value: unknown, at: Where): RoutingRule[] {
+  if (value === null) return []; // `routing_rules:` with nothing under it
+  if (!Array.isArray(value))
+    return fail(at, 'a list of [query, queue] pairs, e.g. [["urgency=high", "urgent"], ["*", "default"]]', value);
+  const rules = value.map((item: unknown, index): RoutingRule => {
+    const ok = Array.isArray(item) && item.length === 2 && typeof item[0] === "string";
+    const queue: unknown = ok ? item[1] : undefined;
+    if (!ok || (queue !== null && typeof queue !== "string")) {
+      return fail(
+        { ...at, path: `${at.path}[${index}]` },
+        'a [query, queue] pair, e.g. ["resource_boundary=cpu", "cpu_boundary"]',
+        item,
+      );
+    }
+    return [item[0] as string, queue];
+  });
+  new WorkerRouter(rules, `${at.file}: ${at.path}`); // parses every query: a bad one fails here, naming the rule
+  return rules;
+}
+
+const CAPSULE: Schema<{ concurrency?: number; queues?: QueueSpec[] }> = {
+  concurrency: positiveInteger,
+  queues: queueList,
+};
+
+const METRICS: Schema<MetricsFileConfig> = { port, host: nonEmptyString };
+
+const CLUSTER: Schema<ClusterFileConfig> = {
+  processes: positiveInteger,
+  groups,
+  maxMemoryMb: positiveNumber,
+  hangThreshold: positiveNumber,
+  metrics: nested(METRICS),
+};
+
+const TOP_LEVEL: Schema<FileSettings> = {
+  require: nonEmptyString,
+  concurrency: positiveInteger,
+  timeout: positiveNumber,
+  queues: queueList,
+  capsules,
+  tag: nonEmptyString,
+  labels: stringList,
+  redisUrl,
+  redis: redisSection,
+  fetch: fetchMode,
+  maxRetries: nonNegativeInteger,
+  deadMaxJobs: nonNegativeInteger,
+  deadTimeoutInSeconds: positiveNumber,
+  averageScheduledPollInterval: positiveNumber,
+  pollIntervalAverage: optionalPositiveNumber,
+  heartbeatInterval: positiveNumber,
+  heartbeatTtl: positiveNumber,
+  poisonPillRecoveries: positiveInteger,
+  poisonPillWindow: positiveNumber,
+  sidekiqVersion,
+  maxPayloadBytes: positiveInteger,
+  compressThresholdBytes: nonNegativeInteger,
+  maxInflatedBytes: positiveInteger,
+  killSwitchRefreshInterval: positiveNumber,
+  concurrencyLimitMaxParked: positiveInteger,
+  metrics: nested(METRICS),
+  cluster: nested(CLUSTER),
+  cron: cronSection,
+  leaderTtl: positiveInteger,
+  leaderRenewInterval: positiveNumber,
+  leaderCheckInterval: positiveNumber,
+  cronGracePeriod: positiveNumber,
+  sidekiqCron: boolean,
+  sidekiqCronPollInterval: positiveNumber,
+  routingRules,
+  shards: shardsSection,
+  executionMetrics: boolean,
+};

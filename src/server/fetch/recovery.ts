@@ -1,0 +1,134 @@
+/**
+ * Recovery for reliable fetch: puts a dead process's in-progress jobs back at the front of their queues
+ * (recover-3.lua, atomic per list; a job orphaned again waits a few random seconds in `schedule`), and
+ * sets poison pills aside in the dead set.
+ *
+ * Who recovers:
+ * - the tsq-cluster supervisor, the moment a child exits or is killed (`recoverIdentity`);
+ * - any reliable-fetch process at startup and every minute after (`sweepOrphans`), for identities in
+ *   `super_processes` whose heartbeat hash has expired, under a per-identity lock;
+ * - a process stopping gracefully requeues its own jobs through the fetcher, like BasicFetch.
+ */
+import { randomInt } from "node:crypto";
+import {
+  RECOVERY_COUNTER_PREFIX,
+  SCHEDULE,
+  SUPER_PROCESSES,
+  processKey,
+  privateQueuePattern,
+  queueKey,
+  queueOfPrivateKey,
+  recoveryLockKey,
+} from "../../wire/keys.js";
+import type { Logger } from "../../platform/logger.js";
+import { dumpPayload, parsePayload } from "../../wire/payload.js";
+import type { TsqRedis } from "../../platform/redis/connection.js";
+import { formatSeconds, nowSeconds } from "../../wire/timestamps.js";
+import { addToMorgue, type MorgueLimits } from "../morgue.js";
+import { releaseLocksOf } from "../../features/locks/release.js";
+
+export interface RecoveryLimits extends MorgueLimits {
+  poisonPillRecoveries: number;
+  poisonPillWindow: number;
+}
+
+export interface Recovered {
+  requeued: number;
+  poisoned: string[];
+}
+
+/** Seconds over which jobs recovered a second time or more are scattered in `schedule`. */
+const SUSPECT_SPREAD = 10;
+
+/** Seconds a recovery lock is held; far longer than a recovery takes. */
+const LOCK_TTL = 60;
+
+async function privateLists(redis: TsqRedis, identity: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await redis.scan(cursor, "MATCH", privateQueuePattern(identity), "COUNT", 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== "0");
+  return [...new Set(keys)];
+}
+
+/** The job as it goes to the dead set: marked PoisonPillError, other fields as they were. */
+function poisonPill(raw: Buffer, limits: RecoveryLimits): string | Buffer {
+  try {
+    const job = parsePayload(raw.toString());
+    job.error_class = "PoisonPillError";
+    job.error_message =
+      `the process running this job died ${limits.poisonPillRecoveries + 1} times within ${limits.poisonPillWindow} s ` +
+      "(killed, crashed, hung or out of memory while running it); it was moved to the dead set so it stops taking processes down";
+    job.failed_at ??= nowSeconds();
+    return dumpPayload(job);
+  } catch {
+    return raw;
+  }
+}
+
+/** Recovers every private list of `identity`; unregisters it once nothing is left. */
+export async function recoverIdentity(
+  redis: TsqRedis,
+  identity: string,
+  limits: RecoveryLimits,
+  logger: Logger,
+): Promise<Recovered> {
+  const result: Recovered = { requeued: 0, poisoned: [] };
+  for (const key of await privateLists(redis, identity)) {
+    const queue = queueOfPrivateKey(identity, key);
+    const [moved, ...poison] = await redis.recoverBuffer(
+      key,
+      queueKey(queue),
+      SCHEDULE,
+      RECOVERY_COUNTER_PREFIX,
+      limits.poisonPillWindow,
+      limits.poisonPillRecoveries,
+      formatSeconds(nowSeconds()),
+      SUSPECT_SPREAD,
+      randomInt(2 ** 31),
+    );
+    result.requeued += moved;
+    for (const raw of poison) {
+      // Removed by its exact bytes (it need not be UTF-8); the dead set gets the annotated job.
+      const multi = addToMorgue(redis.multi().lrem(key, 1, raw), poisonPill(raw, limits), limits);
+      await multi.exec();
+      await releaseLocksOf(redis, [raw]); // a poison pill will not run again: its lock goes
+      result.poisoned.push(raw.toString());
+    }
+  }
+  if ((await privateLists(redis, identity)).length === 0) await redis.srem(SUPER_PROCESSES, identity);
+  if (result.requeued > 0 || result.poisoned.length > 0) {
+    logger.warn(
+      { identity, requeued: result.requeued, poison_pills: result.poisoned.length },
+      "recovered the in-progress jobs of a dead process; they run next",
+    );
+  }
+  return result;
+}
+
+/**
+ * Recovers identities in `super_processes` whose heartbeat hash has expired (their process is gone),
+ * except `self`. A lock per identity makes sure only one process recovers it.
+ */
+export async function sweepOrphans(
+  redis: TsqRedis,
+  self: string,
+  limits: RecoveryLimits,
+  logger: Logger,
+): Promise<number> {
+  let recovered = 0;
+  for (const identity of await redis.smembers(SUPER_PROCESSES)) {
+    if (identity === self || (await redis.exists(processKey(identity))) === 1) continue;
+    if ((await redis.set(recoveryLockKey(identity), self, "EX", LOCK_TTL, "NX")) !== "OK") continue;
+    try {
+      const { requeued, poisoned } = await recoverIdentity(redis, identity, limits, logger);
+      recovered += requeued + poisoned.length;
+    } finally {
+      await redis.del(recoveryLockKey(identity));
+    }
+  }
+  return recovered;
+}
