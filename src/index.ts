@@ -1,6 +1,15 @@
 /**
  * tsq's public API. Everything a job module or an application needs; internals are not exported.
+ * Importing it makes every built-in feature the default of Clients and workers (`plugins` overrides).
  */
+import { useDefaultPlugins } from "./client/defaultPlugins.js";
+import { builtinPlugins } from "./plugins.js";
+
+useDefaultPlugins(builtinPlugins());
+
+export { builtinPlugins } from "./plugins.js";
+export { definePlugin, type Plugin, type ServerHooks, type Service, type ResolvedClass } from "./server/plugin.js";
+export type { ClientPlugin, ClientHooks, AlternateWrite, PreparedJob } from "./client/plugin.js";
 export { Job, Setter, type SetOptions } from "./client/Job.js";
 export { LimitedCapacityJob } from "./features/locks/gitlab-concurrency-limits/LimitedCapacityJob.js";
 export {
@@ -100,7 +109,7 @@ export {
   symbolKeys,
   indifferentAccess,
 } from "./features/activejob/index.js";
-export { withCorrelationId, currentCorrelationId } from "./features/tracing/correlation.js";
+export { withCorrelationId, currentCorrelationId } from "./platform/correlation.js";
 export {
   workerAttributes,
   generatedQueueName,

@@ -8,6 +8,8 @@
  *
  * The same handler serves remote signals popped from `<identity>-signals` by the heartbeat.
  */
+import { builtinPlugins } from "../plugins.js";
+import { pluginsFromEnv } from "./pluginsFromEnv.js";
 import { ConfigError } from "../wire/errors.js";
 import { configureLogger, type Logger } from "../platform/logger.js";
 import { redactUrl } from "../platform/redis/connection.js";
@@ -99,7 +101,11 @@ export async function main(argv: string[]): Promise<void> {
   }
   const exit = (code: number) => process.exit(code);
   let handle: (signal: LifecycleSignal) => void = () => {};
-  const launcher = new Launcher(options, registry, { onRemoteSignal: (signal) => handle(signal), logger: log });
+  const launcher = new Launcher(options, registry, {
+    onRemoteSignal: (signal) => handle(signal),
+    logger: log,
+    plugins: pluginsFromEnv(builtinPlugins()),
+  });
   const metrics = await startWorkerMetrics(launcher, log); // undefined without --metrics-port
   const lifecycle = lifecycleHandler(launcher, log, exit);
   handle = (signal) => {

@@ -6,6 +6,7 @@
  *   TSTP       quiet every child          TTIN  every child logs its busy jobs
  *   USR2       rolling restart: each child replaced once its successor heartbeats
  */
+import { releaseLocksOf } from "../features/locks/release.js";
 import { configureLogger, type Logger } from "../platform/logger.js";
 import { redactText } from "../platform/secrets.js";
 import { connect, redactUrl } from "../platform/redis/connection.js";
@@ -198,6 +199,7 @@ export async function main(argv: string[]): Promise<void> {
     logger: log,
     redis,
     redisOf: (shard) => (shard === undefined ? redis : shards.get(shard)),
+    releaseLocks: (conn, stored) => releaseLocksOf(conn, stored),
   });
   let stopSignals = 0;
   const stop = (signal: string) => {

@@ -3,7 +3,6 @@
  * `Client#push` does (immediate: `SADD queues` + `LPUSH queue:<q>` with `enqueued_at`; scheduled:
  * `ZADD schedule <float seconds>` without `at`), pipelined in one round trip.
  */
-import type { PreparedJob } from "./reliablePush/PushBuffer.js";
 import { resolveReliablePush, type ReliablePushOptions, type ReliablePushSettings } from "./reliablePush/settings.js";
 import { ArgumentError, ConcurrencyLimitFullError } from "../wire/errors.js";
 import { DEFAULT_SHARD, type ShardMap } from "../platform/shards/ShardMap.js";
@@ -16,25 +15,16 @@ import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
 import type { JobClassLike } from "./options.js";
-import { instrumentClient } from "../features/tracing/index.js";
 import { limitPayloadSize } from "./compression/compress.js";
 import { resolveSizeLimits, type SizeLimits } from "./compression/settings.js";
-import { deduplicateOnPush } from "../features/locks/gitlab-deduplication/clientMiddleware.js";
-import { uniqueOnPush } from "../features/locks/enterprise-unique-jobs/clientMiddleware.js";
-import { sujOnPush } from "../features/locks/sidekiq-unique-jobs/clientMiddleware.js";
-import {
-  admitOnPush,
-  oneFailure,
-  resolveAdmission,
-  settleAdmission,
-  type AdmissionSettings,
-} from "../features/locks/gitlab-concurrency-limits/clientMiddleware.js";
 import { logger } from "../platform/logger.js";
 import { currentRouter, type WorkerRouter } from "./attributes/WorkerRouter.js";
 import { normalizeItem } from "./normalize.js";
+import { oneFailure } from "./refusals.js";
+import { defaultPlugins } from "./defaultPlugins.js";
+import type { ClientHooks, ClientMiddlewareArgs, ClientPlugin, PreparedJob } from "./plugin.js";
 
-/** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
-export type ClientMiddlewareArgs = [className: string, job: JobPayload, queue: string, redis: TsqRedis];
+export type { ClientMiddlewareArgs, PreparedJob } from "./plugin.js";
 
 export interface ClientOptions {
   /** A connection to share, or a Redis URL (default: REDIS_URL, then redis://127.0.0.1:6379/0). */
@@ -62,7 +52,13 @@ export interface ClientOptions {
    * most jobs a class may have parked (default 10,000) and seconds a slot granted at push waits for its
    * job (default 60); workers pass their `concurrency_limit_max_parked` and `heartbeat_ttl`.
    */
-  concurrencyLimits?: Partial<AdmissionSettings>;
+  concurrencyLimits?: { maxParked?: number; slotTtl?: number };
+  /**
+   * Features, in chain order (src/plugins.ts lists the built-in ones). Default: the process's default
+   * list, every built-in feature once the package is imported (defaultPlugins.ts). `[]`: plain
+   * Sidekiq OSS pushes.
+   */
+  plugins?: readonly ClientPlugin[];
 }
 
 /** A job to push. Option fields are snake_case, as on the wire; `class` may be a job class. */
@@ -88,18 +84,15 @@ export interface BulkItem {
   [field: string]: unknown;
 }
 
-/**
- * The client middleware every Client installs, for the APIs of the lock core: deduplication (idempotent
- * classes only, docs/deduplication.md), unique jobs (classes with `uniqueFor`, docs/unique-jobs.md;
- * sujOnPush: docs/sidekiq-unique-jobs.md) and concurrency limits (classes with `concurrencyLimit`,
- * last: a dropped duplicate is never parked). None costs a Redis call for other classes.
- */
-export const LOCK_MIDDLEWARE = [deduplicateOnPush, uniqueOnPush, sujOnPush, admitOnPush] as const;
-
 export { EPOCH_THRESHOLD } from "./normalize.js";
 
 export class Client {
+  /** The app's client middleware (the caller's chain, never modified by the Client). */
   readonly middleware: Chain<ClientMiddlewareArgs>;
+  /** The plug-ins' middleware, in reverse list order (see plugin.ts). */
+  private readonly pluginChain = new Chain<ClientMiddlewareArgs>();
+  private readonly hooks: readonly ClientHooks[];
+  private readonly plugins: readonly ClientPlugin[];
   /** The connection of the home shard (the only one without `shards`). */
   readonly redis: TsqRedis;
   private readonly home: JobWriter;
@@ -109,18 +102,20 @@ export class Client {
   private readonly version: 6 | 7 | 8;
   private readonly sizeLimits: SizeLimits;
   private readonly router: WorkerRouter | undefined;
-  private readonly admission: AdmissionSettings;
 
   constructor(options: ClientOptions = {}) {
     this.reliable = resolveReliablePush(options.reliablePush);
-    this.admission = resolveAdmission(options.concurrencyLimits);
+    this.plugins = options.plugins ?? defaultPlugins();
+    const settings = { concurrencyLimits: options.concurrencyLimits ?? {} };
+    this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings }) ?? []);
+    for (const hook of [...this.hooks].reverse()) if (hook.middleware) this.pluginChain.add(hook.middleware);
     if (typeof options.redis === "object") {
       // A connection made elsewhere gets tsq's scripts too (defining them again is harmless).
       this.redis = defineScripts(options.redis);
-      this.home = new JobWriter(this.redis, false, this.reliable, this.admission);
+      this.home = new JobWriter(this.redis, false, this.reliable, this.hooks);
     } else {
       this.redis = this.open(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl);
-      this.home = new JobWriter(this.redis, true, this.reliable, this.admission);
+      this.home = new JobWriter(this.redis, true, this.reliable, this.hooks);
     }
     if (options.shards?.map.sharded) {
       const home = options.shards.home ?? DEFAULT_SHARD;
@@ -128,12 +123,24 @@ export class Client {
       this.shards = { map: options.shards.map, home, writers: new Map([[home, this.home]]) };
     }
     this.middleware = options.middleware ?? new Chain<ClientMiddlewareArgs>();
-    instrumentClient(this.middleware); // a producer span per push, when an OpenTelemetry SDK is registered
-    for (const lock of LOCK_MIDDLEWARE) this.middleware.add(lock);
     this.version = options.sidekiqVersion ?? DEFAULTS.sidekiqVersion;
     this.format = this.version === 8 ? "milliseconds" : "seconds";
     this.sizeLimits = resolveSizeLimits(options);
     this.router = options.router;
+  }
+
+  /** The plug-ins this client was built with, in list order (a worker builds its own client from them). */
+  get pluginList(): readonly ClientPlugin[] {
+    return this.plugins;
+  }
+
+  /**
+   * True when a scheduled job must pass the client path one at a time when it comes due (Sidekiq
+   * re-pushes each), false when the poller may move them in batches: no middleware of the app's and
+   * none of a plug-in's but those enqueue-due-2.lua already hands back for (jobs naming a lock).
+   */
+  get replaysScheduled(): boolean {
+    return this.middleware.size > 0 || this.hooks.some((hook) => hook.middleware && hook.replaysScheduled !== false);
   }
 
   /** Jobs held in memory by reliable push, waiting for Redis (0 when it is off). */
@@ -263,25 +270,31 @@ export class Client {
     const shard = map.shardOf(queue);
     let writer = writers.get(shard);
     if (writer === undefined) {
-      writer = new JobWriter(this.open(map.urlOf(shard)), true, this.reliable, this.admission);
+      writer = new JobWriter(this.open(map.urlOf(shard)), true, this.reliable, this.hooks);
       writers.set(shard, writer);
     }
     return writer;
   }
 
   private normalize(item: PushItem): JobPayload {
-    return normalizeItem(item, this.router ?? currentRouter(), this.format);
+    const job = normalizeItem(item, this.router ?? currentRouter(), this.format);
+    for (const hook of this.hooks) hook.stamp?.(job, item.class);
+    return job;
   }
 
   /**
    * Runs middleware, strict args and the size check. Returns the JSON, or null if a middleware refused.
-   * `writing`: false for a job built for a write of the caller's own, which does not admit it (src/features/locks/gitlab-concurrency-limits).
+   * `writing`: false for a job built for a write of the caller's own, which no plug-in writes another way.
    */
   private async prepare(job: JobPayload, writing = true): Promise<string | null> {
     // Locks (deduplication, unique jobs, concurrency limits) live beside the job, on its queue's shard.
-    const ran = await this.middleware.invoke([job.class, job, job.queue, this.redisFor(job.queue)], async () => {});
-    if (!ran) return null;
-    settleAdmission(job, writing);
+    const args: ClientMiddlewareArgs = [job.class, job, job.queue, this.redisFor(job.queue)];
+    let pluginsRan = this.pluginChain.size === 0;
+    const ran = await this.middleware.invoke(args, async () => {
+      if (!pluginsRan) pluginsRan = await this.pluginChain.invoke(args, async () => {});
+    });
+    if (!ran || !pluginsRan) return null;
+    for (const hook of this.hooks) hook.alternateWrite?.claim(job, writing);
     verifyStrictArgs(job.args);
     for (const [key, value] of Object.entries(job)) {
       if (key !== "args") verifyStrictArgs(value, key);
@@ -331,7 +344,7 @@ export class Client {
     if (failure !== undefined) throw failure;
   }
 
-  /** `send` for bulk pushes: jobs a full parked list refused (src/features/locks/gitlab-concurrency-limits) become null in `results`, logged. */
+  /** `send` for bulk pushes: jobs a full parked list refused (ConcurrencyLimitFullError) become null in `results`, logged. */
   private async sendMany(entries: PreparedJob[], results: (string | null)[]): Promise<void> {
     try {
       await this.send(entries);

@@ -17,9 +17,6 @@ import { defaultClient } from "./defaultClient.js";
 import { jobNameOf, wireOptions, type JobClassLike, type JobOptions } from "./options.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import type { JobPayload } from "../wire/payload.js";
-import type { ActiveJobContext } from "../features/activejob/wrapper.js";
-import type { Batch } from "../features/flow/batches/Batch.js";
-import type { WorkflowHandle } from "../features/flow/batches/workflow/results.js";
 
 /** Options accepted by `set`: job options plus when to run. */
 export interface SetOptions extends JobOptions {
@@ -125,12 +122,8 @@ export abstract class Job {
    * job runs on until then regardless; iterable jobs (src/features/iterable) use it to re-push themselves.
    */
   stopping: AbortSignal = NEVER_ABORTED;
-  /** Set when the job came from a Rails `perform_later`: ActiveJob's job_id, executions, locale, … */
-  declare activeJob?: ActiveJobContext;
-  /** The job's batch when it has a tsq `bid`: `this.batch.jobs(...)` adds jobs to it (src/features/flow/batches). */
-  declare batch?: Batch;
-  /** Set for a workflow step: `this.workflow.results()` reads the results of the steps before it. */
-  declare workflow?: WorkflowHandle;
+  // Plug-ins add the fields they set before `perform` (`activeJob`, `batch`, `workflow`) by augmenting
+  // this class's interface from their own folder (see features/*/plugin.ts).
 
   // `any`: subclasses narrow the parameters to their own; `unknown[]` would make every override an error.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

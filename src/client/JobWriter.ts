@@ -1,35 +1,41 @@
 /**
  * The write half of a Client, one per Redis it pushes to (one per shard, src/platform/shards): prepared jobs go
  * out in one pipelined round trip, through reliable push's buffer when it is on, with batch members
- * joined first. A failover error reconnects and retries once. Jobs of concurrency-limited classes are
- * admitted instead of LPUSHed (src/features/locks/gitlab-concurrency-limits/clientMiddleware.ts).
+ * joined first (plug-ins' `beforeWrite`). A failover error reconnects and retries once. Jobs a plug-in
+ * claimed (`alternateWrite`: concurrency admission) are written by it instead of LPUSHed.
  */
 import { ConcurrencyLimitFullError, EnqueueError } from "../wire/errors.js";
-import {
-  admissionOf,
-  admitJobs,
-  type AdmissionSettings,
-} from "../features/locks/gitlab-concurrency-limits/clientMiddleware.js";
+import type { AlternateWrite, ClientHooks, PreparedJob, UndoWrite } from "./plugin.js";
 import { QUEUES, SCHEDULE, queueKey } from "../wire/keys.js";
 import type { JobPayload } from "../wire/payload.js";
 import { isFailoverError, type TsqRedis } from "../platform/redis/connection.js";
 import { explainRedisError } from "../platform/redis/errors.js";
-import { PushBuffer, type PreparedJob } from "./reliablePush/PushBuffer.js";
+import { PushBuffer } from "./reliablePush/PushBuffer.js";
 import type { ReliablePushSettings } from "./reliablePush/settings.js";
 import { formatSeconds } from "../wire/timestamps.js";
-import { joinBatches } from "../features/flow/batches/membership.js";
 
 export class JobWriter {
   private readonly buffer: PushBuffer | undefined;
+  private readonly beforeWrite: NonNullable<ClientHooks["beforeWrite"]>[];
+  private readonly alternates: AlternateWrite[];
 
   /** `owned`: close() closes the connection too. */
   constructor(
     readonly redis: TsqRedis,
     private readonly owned: boolean,
     reliable: ReliablePushSettings | undefined,
-    private readonly admission: AdmissionSettings,
+    hooks: readonly ClientHooks[],
   ) {
-    if (reliable) this.buffer = new PushBuffer(redis, (entries) => this.rawPush(entries), reliable);
+    this.beforeWrite = hooks.flatMap((hook) => (hook.beforeWrite ? [hook.beforeWrite.bind(hook)] : []));
+    this.alternates = hooks.flatMap((hook) => (hook.alternateWrite ? [hook.alternateWrite] : []));
+    if (reliable)
+      this.buffer = new PushBuffer(
+        redis,
+        (entries) => this.rawPush(entries),
+        reliable,
+        (job) =>
+          this.alternates.flatMap((alternate) => (alternate.owns(job) ? (alternate.landingLists?.(job) ?? []) : [])),
+      );
   }
 
   /** Jobs held in memory by reliable push, waiting for Redis. */
@@ -38,17 +44,22 @@ export class JobWriter {
   }
 
   async write(entries: PreparedJob[]): Promise<void> {
-    // Batch members join before the write, so none can finish before its batch knows it (src/features/flow/batches).
-    const joined = joinBatches(
-      this.redis,
-      entries.map((e) => e.job),
-    );
-    const undoJoin = joined && (await joined);
+    // Batch members join before the write, so none can finish before its batch knows it. Synchronous
+    // (no tick) when no plug-in has anything to do for these jobs.
+    let undo: UndoWrite[] | undefined;
+    if (this.beforeWrite.length > 0) {
+      const jobs = entries.map((e) => e.job);
+      for (const before of this.beforeWrite) {
+        const pending = before(this.redis, jobs);
+        if (pending) (undo ??= []).push(await pending);
+      }
+    }
     try {
       await (this.buffer ? this.buffer.push(entries) : this.rawPush(entries));
     } catch (error) {
       // Refused by a full parked list: only those jobs were not written.
-      await undoJoin?.(error instanceof ConcurrencyLimitFullError ? error.jids : undefined);
+      const jids = error instanceof ConcurrencyLimitFullError ? error.jids : undefined;
+      for (const step of undo ?? []) await step(jids);
       throw error;
     }
   }
@@ -75,16 +86,16 @@ export class JobWriter {
   }
 
   private async writeOnce(entries: PreparedJob[]): Promise<void> {
-    const admitted = entries.filter((entry) => admissionOf(entry.job) !== undefined);
-    if (admitted.length === 0) return this.writePlain(entries);
-    const plain = entries.filter((entry) => admissionOf(entry.job) === undefined);
-    // Both sent before either is answered; every write settles before a failure is reported.
-    const [written, admittedAll] = await Promise.allSettled([
+    if (this.alternates.length === 0) return this.writePlain(entries);
+    const claimed = this.alternates.map((alternate) => entries.filter((entry) => alternate.owns(entry.job)));
+    if (claimed.every((list) => list.length === 0)) return this.writePlain(entries);
+    const plain = entries.filter((entry) => !this.alternates.some((alternate) => alternate.owns(entry.job)));
+    // All sent before any is answered; every write settles before a failure is reported.
+    const outcomes = await Promise.allSettled([
       plain.length > 0 ? this.writePlain(plain) : undefined,
-      admitJobs(this.redis, admitted, this.admission),
+      ...claimed.map((list, i) => (list.length > 0 ? this.alternates[i]!.write(this.redis, list) : undefined)),
     ]);
-    if (written.status === "rejected") throw written.reason;
-    if (admittedAll.status === "rejected") throw admittedAll.reason;
+    for (const outcome of outcomes) if (outcome.status === "rejected") throw outcome.reason;
   }
 
   private async writePlain(entries: PreparedJob[]): Promise<void> {

@@ -1,14 +1,12 @@
 /**
  * A push item made into a job payload: checked field by field (every mistake named, with its class)
- * and given Sidekiq's defaults, a jid, `created_at`, expiry, batch membership and a correlation id.
+ * and given Sidekiq's defaults, a jid and `created_at`. Plug-ins stamp their own fields afterwards
+ * (expiry, batch membership, correlation id: their `stamp` hooks, client/plugin.ts).
  */
 import { ArgumentError } from "../wire/errors.js";
-import { stampExpiry } from "../features/flow/expiry/stamp.js";
 import { inheritSource, newJid, type JobPayload } from "../wire/payload.js";
 import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
 import { attributeFields, type WorkerRouter } from "./attributes/WorkerRouter.js";
-import { addCorrelationId } from "../features/tracing/correlation.js";
-import { markBatchMember } from "../features/flow/batches/membership.js";
 import { attachJobClass } from "./jobClasses.js";
 import { jobNameOf, wireOptions, type JobClassLike } from "./options.js";
 import type { PushItem } from "./Client.js";
@@ -57,8 +55,5 @@ export function normalizeItem(item: PushItem, router: WorkerRouter, format: Time
   else if (typeof job.jid !== "string" || job.jid === "")
     throw new ArgumentError("push: jid must be a non-empty string");
   if (job.created_at === undefined) job.created_at = nowStamp(format);
-  stampExpiry(job, className);
-  markBatchMember(job); // inside a `batch.jobs` block: gets the bid; joins in send()
-  addCorrelationId(job);
   return job;
 }

@@ -38,6 +38,8 @@ export interface SupervisorOptions {
   redis: TsqRedis;
   /** The connection to a child's shard (src/platform/shards); absent: `redis` for every child. */
   redisOf?: (shard: string | undefined) => TsqRedis;
+  /** Frees the locks of a dead child's poison pills (the lock plug-ins'); absent: they expire by their TTL. */
+  releaseLocks?: (redis: TsqRedis, stored: Buffer[]) => Promise<unknown>;
 }
 
 /** The Redis a child works against: its shard's. */
@@ -117,7 +119,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         "no private temporary directory for batch files; children report batches over IPC",
       );
     }
-    cluster.setupPrimary({ exec: fileURLToPath(new URL("./childMain.js", import.meta.url)), args: [] });
+    cluster.setupPrimary({ exec: fileURLToPath(new URL("../cli/childMain.js", import.meta.url)), args: [] });
     cluster.on("exit", (worker, code, signal) => this.onExit(worker, code, signal));
     for (const slot of this.slots) this.fork(slot);
     this.watch.start();
@@ -336,7 +338,11 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       } else if ((await redis.exists(LEADER)) === 0) {
         this.broadcast({ type: "leaderVacant" });
       }
-      if (worker.fetch === "reliable") await recoverIdentity(redis, identity, worker, logger);
+      const release = this.options.releaseLocks;
+      const locks = release && {
+        release: async (stored: Iterable<unknown>) => void (await release(redis, [...stored] as Buffer[])),
+      };
+      if (worker.fetch === "reliable") await recoverIdentity(redis, identity, worker, logger, locks);
     } catch (error) {
       logger.error(
         { err: error, identity },

@@ -8,6 +8,7 @@
  * - If the supervisor dies (even by SIGKILL) the IPC channel closes: the child stops gracefully within
  *   its timeout and exits, so no orphan keeps running.
  */
+import type { Plugin } from "../server/plugin.js";
 import { registerUrlSecrets } from "../platform/secrets.js";
 import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
@@ -34,7 +35,7 @@ function guard(log: Logger): void {
   );
 }
 
-export async function runChild(): Promise<void> {
+export async function runChild(plugins: readonly Plugin[]): Promise<void> {
   const spec = JSON.parse(process.env[CHILD_ENV] ?? "null") as ChildSpec | null;
   if (!spec) throw new Error(`${CHILD_ENV} is not set: this module is started by tsq-cluster`);
   const { plan, options } = spec;
@@ -67,7 +68,11 @@ export async function runChild(): Promise<void> {
   let launcher: Launcher;
   try {
     const registry = await loadRegistry(workerOptions, log);
-    launcher = new Launcher(workerOptions, registry, { logger: log, onRemoteSignal: (signal) => handle(signal) });
+    launcher = new Launcher(workerOptions, registry, {
+      logger: log,
+      plugins,
+      onRemoteSignal: (signal) => handle(signal),
+    });
     send({ type: "identity", identity: launcher.identity });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

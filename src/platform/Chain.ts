@@ -72,6 +72,11 @@ export class Chain<A extends unknown[]> {
     return this.entries.map((e) => e.middleware);
   }
 
+  /** The entries with the options each was added with, in order. */
+  entriesList(): { middleware: Middleware<A>; options: unknown[] }[] {
+    return this.entries.map((e) => ({ middleware: e.middleware, options: [...e.options] }));
+  }
+
   /** A copy with the same entries, for per-capsule chains. */
   copy(): Chain<A> {
     const chain = new Chain<A>();

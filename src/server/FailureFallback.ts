@@ -19,7 +19,6 @@ import { explainRedisError } from "../platform/redis/errors.js";
 import { formatTimestampJson, nowStamp } from "../wire/timestamps.js";
 import { errorClassName } from "./JobRetry.js";
 import type { ServerContext } from "./context.js";
-import { releaseLocksOf } from "../features/locks/release.js";
 import { sendToMorgue } from "./morgue.js";
 import type { UnitOfWork } from "./fetch/unitOfWork.js";
 
@@ -60,7 +59,7 @@ export class FailureFallback {
     try {
       // The caller acknowledges it, as for any job that ended in the dead set.
       await sendToMorgue(this.ctx.redis, annotate(unit.raw, error, reason, attempt, this.ctx), this.ctx.options);
-      await releaseLocksOf(this.ctx.redis, [unit.raw]).catch(() => 0); // dead: its locks go (or expire)
+      await this.ctx.locks.release([unit.raw]).catch(() => 0); // dead: its locks go (or expire)
       return "dead";
     } catch (buryError) {
       this.remember(key, attempt - 1);

@@ -13,13 +13,12 @@
  *
  * Locks of the lock core follow the job: one that will not run again (dead, dropped, discarded, killed)
  * releases the locks it holds; one waiting to retry keeps its unique lock until its retry time plus
- * `unique_for` (src/features/locks/release.ts).
+ * `unique_for` (the lock plug-ins' `releaseLocks`, server/plugin.ts).
  */
 import { deflateSync } from "node:zlib";
 import { RETRY } from "../wire/keys.js";
 import { dumpPayload, type JobPayload } from "../wire/payload.js";
 import { formatSeconds, nowSeconds, nowStamp, toEpochSeconds } from "../wire/timestamps.js";
-import { keepLocksForRetry, releaseLocksOf } from "../features/locks/release.js";
 import { sendToMorgue } from "./morgue.js";
 import type { JobOutcome, ServerContext } from "./context.js";
 import type { RunnableClass } from "./Registry.js";
@@ -87,7 +86,7 @@ export class JobRetry {
     const seconds = (delay ?? count ** 4 + 15) + Math.floor(Math.random() * 10 * (count + 1));
     const retryAt = nowSeconds() + seconds;
     await this.ctx.redis.zadd(RETRY, formatSeconds(retryAt), dumpPayload(job));
-    await this.guardLocks(job, () => keepLocksForRetry(this.ctx.redis, job, retryAt));
+    await this.guardLocks(job, () => this.ctx.locks.keepForRetry(job, retryAt));
     this.ctx.logger.debug({ jid: job.jid, retry_in_s: seconds, retry_count: count }, "scheduled retry");
     return "retried";
   }
@@ -102,7 +101,7 @@ export class JobRetry {
 
   /** The job will not run again: the dedup and unique locks it holds go (Enterprise's death handler, #4162). */
   private releaseLocks(job: JobPayload): Promise<void> {
-    return this.guardLocks(job, () => releaseLocksOf(this.ctx.redis, [job]));
+    return this.guardLocks(job, () => this.ctx.locks.release([job]));
   }
 
   /** A lock that cannot be updated expires by itself: logged, never a reason to lose the failure. */

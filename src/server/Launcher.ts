@@ -11,6 +11,7 @@ import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { Client } from "../client/Client.js";
 import { configureClient } from "../client/defaultClient.js";
+import { defaultPlugins } from "../client/defaultPlugins.js";
 import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import type { WorkerOptions } from "../platform/config/options.js";
@@ -30,21 +31,10 @@ import type { Registry } from "./Registry.js";
 import { serverConfig, type LifecycleEvent } from "./serverConfig.js";
 import { recoverIdentity, sweepOrphans } from "./fetch/recovery.js";
 import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
-import { startCron, type CronHandle } from "../features/cron/index.js";
 import { SUPER_PROCESSES } from "../wire/keys.js";
-import { instrumentServer } from "../features/tracing/index.js";
-import { DeduplicationServerMiddleware } from "../features/locks/gitlab-deduplication/ServerMiddleware.js";
-import { dedupPolicyOf } from "../features/locks/gitlab-deduplication/policy.js";
-import {
-  ConcurrencyLimiter,
-  ConcurrencyLimitServerMiddleware,
-} from "../features/locks/gitlab-concurrency-limits/index.js";
-import { UniqueServerMiddleware } from "../features/locks/enterprise-unique-jobs/ServerMiddleware.js";
-import { SujServerMiddleware } from "../features/locks/sidekiq-unique-jobs/ServerMiddleware.js";
-import { uniquePolicyOf } from "../features/locks/enterprise-unique-jobs/policy.js";
-import { installBatches } from "../features/flow/batches/install.js";
-import { installRateLimits } from "../features/locks/enterprise-rate-limits/index.js";
-import type { KeyedLimiter } from "../features/locks/enterprise-rate-limits/KeyedLimiter.js";
+import { Chain } from "../platform/Chain.js";
+import { lockHooks, type ServerMiddlewareArgs } from "./context.js";
+import { serverHooksOf, type Plugin, type Service } from "./plugin.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
 const ORPHAN_SWEEP_INTERVAL = 60_000;
@@ -53,6 +43,11 @@ export interface LauncherHooks {
   /** A remote signal popped by the heartbeat; the CLI routes it to the same handler as the OS signal. */
   onRemoteSignal?(signal: RemoteSignal): void;
   logger?: Logger;
+  /**
+   * Features, in chain order (src/plugins.ts `builtinPlugins()` for all built-in ones). Default: the
+   * process's default list (client/defaultPlugins.ts); `[]`: plain Sidekiq OSS behaviour.
+   */
+  plugins?: readonly Plugin[];
 }
 
 export class Launcher {
@@ -60,9 +55,7 @@ export class Launcher {
   readonly managers: Manager[];
   private readonly heartbeat: Heartbeat;
   private readonly poller: Poller;
-  private readonly limiter: ConcurrencyLimiter;
-  private readonly keyedLimiter: KeyedLimiter;
-  private cron: CronHandle | undefined;
+  private readonly services: Service[];
   private readonly connections: TsqRedis[] = [];
   private readonly startedAt = nowSeconds();
   private quieted = false;
@@ -82,9 +75,11 @@ export class Launcher {
     };
     const redis = open("tsq");
     this.watchConnection(redis, hooks.logger ?? rootLogger());
+    const plugins = hooks.plugins ?? defaultPlugins<Plugin>();
     const client = new Client({
       redis,
-      middleware: config.clientMiddleware,
+      plugins,
+      middleware: config.clientMiddleware.copy(),
       sidekiqVersion: options.sidekiqVersion,
       maxPayloadBytes: options.maxPayloadBytes,
       compressThresholdBytes: options.compressThresholdBytes,
@@ -106,38 +101,25 @@ export class Launcher {
       state: new ProcessState(),
       execution: options.executionMetrics ? new ExecutionTracker() : undefined,
       client,
-      serverMiddleware: config.middleware,
-      deathHandlers: config.deathHandlers,
+      serverMiddleware: new Chain<ServerMiddlewareArgs>(),
+      deathHandlers: [],
+      hooks: [],
+      locks: lockHooks(redis, []),
       events: new EventEmitter<JobEvents>(),
       timestampFormat: options.sidekiqVersion === 8 ? "milliseconds" : "seconds",
     };
-    // First in the chain (tracing, prepended next, goes before it), so no middleware can skip a release;
-    // only when a class this process runs is idempotent, so other fleets' jobs do not pay for it.
-    const classes = registry.all();
-    if (classes.some((klass) => dedupPolicyOf(klass) !== undefined))
-      config.middleware.prepend(DeduplicationServerMiddleware, redis, client);
-    if (classes.some((klass) => uniquePolicyOf(klass) !== undefined))
-      config.middleware.prepend(UniqueServerMiddleware, redis);
-    // Always (no Redis call for a job without `lock`): a job a Ruby app pushed with sidekiq-unique-jobs names
-    // its lock in its payload, and must release it here whatever the tsq class declares (docs/sidekiq-unique-jobs.md).
-    config.middleware.prepend(SujServerMiddleware, redis, client);
-    // Ahead of deduplication and unique jobs: a parked job has not started, so it keeps its locks. Only when a class
-    // declares a limit, for the same reason.
-    this.limiter = new ConcurrencyLimiter(
-      redis,
-      {
-        slotTtl: options.heartbeatTtl,
-        refreshInterval: options.heartbeatInterval,
-        maxParked: options.concurrencyLimitMaxParked,
-      },
-      this.ctx.logger,
-    );
-    if (classes.some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null))
-      config.middleware.prepend(ConcurrencyLimitServerMiddleware, this.limiter, this.ctx);
-    installBatches(this.ctx, config, registry); // death handler and workflow steps (src/features/flow/batches)
-    // The keyed `static limit` gate first of all, only when a class declares one (docs/rate-limits.md).
-    this.keyedLimiter = installRateLimits(config.middleware, this.ctx, classes, this.limiter);
-    instrumentServer(config.middleware); // a consumer span per job, when an OpenTelemetry SDK is registered
+    // Plug-ins first, in list order, then what the app registered (configureServer), copied: the
+    // process-wide registration is never modified, so several workers in one process stay apart.
+    this.ctx.hooks.push(...serverHooksOf(plugins, this.ctx));
+    Object.assign(this.ctx, { locks: lockHooks(redis, this.ctx.hooks) });
+    for (const hook of this.ctx.hooks) {
+      if (hook.middleware) this.ctx.serverMiddleware.add(hook.middleware.use, ...(hook.middleware.options ?? []));
+      if (hook.onDeath) this.ctx.deathHandlers.push(hook.onDeath);
+    }
+    for (const entry of config.middleware.entriesList())
+      this.ctx.serverMiddleware.add(entry.middleware, ...entry.options);
+    this.ctx.deathHandlers.push(...config.deathHandlers);
+    this.services = this.ctx.hooks.flatMap((hook) => hook.services ?? []);
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);
     this.heartbeat = new Heartbeat(this.ctx, {
@@ -166,12 +148,8 @@ export class Launcher {
     if (this.ctx.options.fetch === "reliable") await this.startReliable();
     if (this.stopping) return;
     for (const manager of this.managers) manager.start();
-    this.limiter.start();
-    this.keyedLimiter.start();
+    for (const service of this.services) service.start();
     this.poller.start();
-    // Periodic jobs have one leader fleet-wide, elected on the default shard: a leader per shard would
-    // enqueue every tick once per shard.
-    if ((this.ctx.options.shard ?? DEFAULT_SHARD) === DEFAULT_SHARD) this.cron = startCron(this.ctx);
     const { options } = this.ctx;
     this.ctx.logger.info(
       {
@@ -193,10 +171,18 @@ export class Launcher {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const manager of this.managers) manager.quiet();
     const by = performance.now() + QUIET_WRITE_MS;
-    // A quiet process steps down as cron leader so a working one takes over.
-    const stepped = await budget.within(this.ctx.redis, () => Promise.all([this.poller.stop(), this.cron?.stop()]), by);
-    if (!stepped && this.cron?.isLeader())
-      this.ctx.logger.warn("could not step down as cron leader (Redis unreachable); the lock expires by itself");
+    // A quiet process steps down as cron leader so a working one takes over (services stopped on quiet).
+    const onQuiet = this.services.filter((service) => service.stopOnQuiet);
+    const stepped = await budget.within(
+      this.ctx.redis,
+      () => Promise.all([this.poller.stop(), ...onQuiet.map((service) => service.stop())]),
+      by,
+    );
+    if (!stepped && onQuiet.length > 0)
+      this.ctx.logger.warn(
+        { services: onQuiet.map((service) => service.name) },
+        "could not stop these services cleanly (Redis unreachable); their leases expire by themselves",
+      );
     await this.fire("quiet");
     // Publish quiet="true" now rather than at the next beat.
     if (this.started) await budget.within(this.ctx.redis, () => this.heartbeat.beat(), by);
@@ -214,7 +200,7 @@ export class Launcher {
     await redis.sadd(SUPER_PROCESSES, this.identity);
     const sweep = async () => {
       try {
-        await sweepOrphans(redis, this.identity, options, logger);
+        await sweepOrphans(redis, this.identity, options, logger, this.ctx.locks);
       } catch (error) {
         logger.error({ err: error }, "orphan recovery failed; will retry in a minute");
       }
@@ -226,7 +212,8 @@ export class Launcher {
 
   /** The cron leader is known to be gone (its record released): stand for election at once. */
   electNow(): void {
-    if (!this.quieted) this.cron?.electNow();
+    if (this.quieted) return;
+    for (const service of this.services) (service as { electNow?: () => void }).electNow?.();
   }
 
   /** A second INT/TERM: requeue running jobs now and end every wait of the stop. */
@@ -259,7 +246,7 @@ export class Launcher {
     if (options.fetch === "reliable" && this.started) {
       // Anything still in this process's private lists (an ack that failed) goes back to its queue.
       const recovered = await budget.within(redis, () =>
-        recoverIdentity(redis, this.identity, options, logger).catch((error: unknown) =>
+        recoverIdentity(redis, this.identity, options, logger, this.ctx.locks).catch((error: unknown) =>
           logger.error({ err: error }, "could not requeue this process's leftover in-progress jobs"),
         ),
       );
@@ -268,8 +255,7 @@ export class Launcher {
           "Redis unreachable: unfinished jobs stay in this process's private lists; the next reliable process recovers them",
         );
     }
-    await this.keyedLimiter.stop();
-    await this.limiter.stop();
+    for (const service of [...this.services].reverse()) if (!service.stopOnQuiet) await service.stop();
     await this.fire("shutdown");
     const unflushed = this.ctx.state.unflushedCounts();
     const left = await budget.within(redis, () =>

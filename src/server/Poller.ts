@@ -19,7 +19,6 @@ import { ProblemLog } from "../platform/redis/errors.js";
 import { sleep } from "../platform/util/sleep.js";
 import type { ServerContext } from "./context.js";
 import { sendToMorgue } from "./morgue.js";
-import { LOCK_MIDDLEWARE } from "../client/Client.js";
 
 /** Due jobs moved per Lua call: big enough for 100,000 in a second or two, small enough not to stall Redis. */
 const BATCH = 1000;
@@ -52,12 +51,10 @@ export class Poller {
     let moved = 0;
     for (const set of POLLED_SETS) {
       // With client middleware configured, every job must pass through it, as Sidekiq re-pushes them.
-      // The lock middleware (deduplication, unique jobs), installed in every client, only concerns jobs
-      // naming a lock (`idempotency_key`, `tsq_unique_key`), which enqueue-due-2.lua hands back for the
-      // client path.
-      const builtIn: readonly unknown[] = LOCK_MIDDLEWARE;
-      const custom = this.ctx.client.middleware.list().some((m) => !builtIn.includes(m));
-      moved += custom ? await this.enqueueOneByOne(set) : await this.enqueueInBatches(set);
+      // Lock plug-ins' middleware (deduplication, unique jobs) only concerns jobs naming a lock
+      // (`idempotency_key`, `tsq_unique_key`), which enqueue-due-2.lua hands back for the client path.
+      const oneByOne = this.ctx.client.replaysScheduled;
+      moved += oneByOne ? await this.enqueueOneByOne(set) : await this.enqueueInBatches(set);
     }
     return moved;
   }

@@ -9,9 +9,8 @@
 import { performance } from "node:perf_hooks";
 import { JobInterrupted, UnknownJobError } from "../wire/errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../wire/payload.js";
-import { jobLogContext } from "../features/tracing/correlation.js";
 import { withJobContext } from "../platform/logger.js";
-import { wrappedActiveJob } from "../features/activejob/wrapper.js";
+import { jobLogContext } from "../platform/correlation.js";
 import type { Chain } from "../platform/Chain.js";
 import type { ServerContext, ServerMiddlewareArgs, JobOutcome } from "./context.js";
 import { JobRetry, errorClassName, toError } from "./JobRetry.js";
@@ -19,10 +18,7 @@ import { FailureFallback } from "./FailureFallback.js";
 import { sendToMorgue } from "./morgue.js";
 import type { UnitOfWork } from "./fetch/unitOfWork.js";
 import type { RunnableClass } from "./Registry.js";
-import { interceptJob } from "../features/flow/kill-switches/intercept.js";
-import { inBatch, runInBatch } from "../features/flow/batches/runHook.js";
-import { dropIfExpired } from "../features/flow/expiry/expire.js";
-import { performOrReschedule } from "../features/locks/enterprise-rate-limits/reschedule.js";
+import type { ServerHooks } from "./plugin.js";
 import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../client/compression/expand.js";
 
 /** One concurrent job slot of a capsule; `tid` names it in the work hash. */
@@ -38,6 +34,11 @@ export interface Slot {
 export class Processor {
   private readonly retry: JobRetry;
   private readonly fallback: FailureFallback;
+  // The hooks by kind, so a job pays only for the kinds some plug-in uses.
+  private readonly intercepts: NonNullable<ServerHooks["intercept"]>[];
+  private readonly resolvers: NonNullable<ServerHooks["resolveClass"]>[];
+  private readonly arounds: NonNullable<ServerHooks["around"]>[];
+  private readonly aroundPerforms: NonNullable<ServerHooks["aroundPerform"]>[];
 
   constructor(
     private readonly ctx: ServerContext,
@@ -45,6 +46,15 @@ export class Processor {
   ) {
     this.retry = new JobRetry(ctx);
     this.fallback = new FailureFallback(ctx);
+    const of = <K extends keyof ServerHooks>(kind: K) =>
+      ctx.hooks.flatMap((hook) => {
+        const fn = hook[kind];
+        return typeof fn === "function" ? [(fn as (...args: never[]) => unknown).bind(hook)] : [];
+      }) as unknown as NonNullable<ServerHooks[K]>[];
+    this.intercepts = of("intercept");
+    this.resolvers = of("resolveClass");
+    this.arounds = of("around");
+    this.aroundPerforms = of("aroundPerform");
   }
 
   async process(unit: UnitOfWork, slot: Slot): Promise<void> {
@@ -72,12 +82,12 @@ export class Processor {
 
   private async execute(job: JobPayload, unit: UnitOfWork, slot: Slot): Promise<void> {
     const { logger, events } = this.ctx;
-    // A kill switch (`tsqctl defer|drop <Class>`) takes the job before it starts. No await when none
-    // applies and the cached switches are fresh (a plain `false`): the common case costs ~40 ns.
-    const switched = interceptJob(this.ctx, job, unit);
-    if (switched !== false && (await switched)) return;
-    const expired = dropIfExpired(this.ctx, job, unit); // `expiresIn` passed: never starts, never retried
-    if (expired !== false && (await expired)) return;
+    // Kill switches and expiry take a job before it starts. No await when none applies (a plain
+    // `false`): the common case costs a function call per plug-in that intercepts.
+    for (const intercept of this.intercepts) {
+      const taken = intercept(job, unit);
+      if (taken !== false && (await taken)) return;
+    }
     const started = performance.now();
     logger.info("start");
     events.emit("start", job, unit.queue);
@@ -90,24 +100,28 @@ export class Processor {
       // A Rails ActiveJob runs the registered class its wrapper names (unless a class is registered under
       // the wrapper's own name); its failure retries the wrapper.
       klass = this.ctx.registry.get(job.class);
-      const activeJob = klass ? undefined : wrappedActiveJob(job);
-      const className = activeJob?.className ?? job.class;
-      if (activeJob) klass = this.ctx.registry.get(className);
+      const resolved = klass ? undefined : this.resolve(job);
+      const className = resolved?.className ?? job.class;
+      if (resolved) klass = this.ctx.registry.get(className);
       if (!klass) throw this.unknownClass(className);
       const instance = new klass();
       Object.assign(instance, { jid: job.jid, payload: job, signal: slot.controller.signal });
       if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
-      // OverLimitError from a rate limiter reschedules the job instead of failing it (src/features/locks/enterprise-rate-limits).
-      const invoke = () =>
-        this.middleware.invoke([instance, job, unit.queue], () =>
-          performOrReschedule(this.ctx, job, unit.queue, () =>
-            instance.perform(...(activeJob ? activeJob.prepare(instance) : job.args)),
-          ),
-        );
-      // A batch member reports its end to its batch (src/features/flow/batches); other jobs skip the hook.
-      await (inBatch(job) ? runInBatch(this.ctx, instance, job, invoke) : invoke());
+      let perform = () => Promise.resolve(instance.perform(...(resolved ? resolved.prepare(instance) : job.args)));
+      for (const around of [...this.aroundPerforms].reverse()) {
+        const inner = perform;
+        perform = () => around(inner, job, unit.queue);
+      }
+      let run = async (): Promise<void> => {
+        await this.middleware.invoke([instance, job, unit.queue], () => perform().then(() => {}));
+      };
+      for (const around of [...this.arounds].reverse()) {
+        const inner = run;
+        run = () => around(inner, instance, job, unit.queue);
+      }
+      await run();
       if (slot.abandoned) return;
       outcome = { status: "done", durationSeconds: (performance.now() - started) / 1000 };
       this.ctx.execution?.succeeded(displayClass(job), outcome.durationSeconds * 1000);
@@ -187,6 +201,14 @@ export class Processor {
     await sendToMorgue(this.ctx.redis, unit.raw, this.ctx.options);
     this.ctx.state.countProcessed(true);
     await unit.acknowledge();
+  }
+
+  private resolve(job: JobPayload): ReturnType<NonNullable<ServerHooks["resolveClass"]>> {
+    for (const resolver of this.resolvers) {
+      const found = resolver(job);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   private unknownClass(name: string): UnknownJobError {

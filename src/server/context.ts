@@ -15,6 +15,7 @@ import type { TimestampFormat } from "../wire/timestamps.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { Registry } from "./Registry.js";
 import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
+import type { ServerHooks, StoredJobs } from "./plugin.js";
 
 /** Server middleware arguments: `(job instance, payload, queue, next)`, as Sidekiq's `call(worker, job, queue)`. */
 export type ServerMiddlewareArgs = [instance: object, job: JobPayload, queue: string];
@@ -60,10 +61,34 @@ export interface ServerContext {
   /** Per-class run metrics in Sidekiq 8's layout, flushed by the Heartbeat; undefined when switched off. */
   readonly execution: ExecutionTracker | undefined;
   readonly client: Client;
+  /** Plug-in middleware in list order, then the app's (configureServer): this worker's own copy. */
   readonly serverMiddleware: Chain<ServerMiddlewareArgs>;
+  /** Plug-ins' death handlers, then the app's. */
   readonly deathHandlers: DeathHandler[];
+  /** The plug-ins' server hooks, in list order (filled once, as the worker is built). */
+  readonly hooks: ServerHooks[];
+  /** Lock bookkeeping for jobs leaving Redis, by the plug-ins that hold locks (none: nothing to do). */
+  readonly locks: LockHooks;
   readonly events: EventEmitter<JobEvents>;
   readonly timestampFormat: TimestampFormat;
+}
+
+export interface LockHooks {
+  release(stored: StoredJobs): Promise<void>;
+  keepForRetry(job: JobPayload, retryAt: number): Promise<void>;
+}
+
+/** The lock hooks of `hooks` (read when called, so hooks added after this is built count). */
+export function lockHooks(redis: TsqRedis, hooks: readonly ServerHooks[]): LockHooks {
+  return {
+    async release(stored) {
+      const list = [...stored];
+      for (const hook of hooks) if (hook.releaseLocks) await hook.releaseLocks(redis, list);
+    },
+    async keepForRetry(job, retryAt) {
+      for (const hook of hooks) if (hook.keepLocksForRetry) await hook.keepLocksForRetry(redis, job, retryAt);
+    },
+  };
 }
 
 /** `hostname:pid:<12 hex>`, as Sidekiq's `identity` (DYNO overrides the hostname, as on Heroku). */

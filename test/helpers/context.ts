@@ -5,6 +5,7 @@ import { Launcher } from "../../src/server/Launcher.js";
 import { Registry, type RunnableClass } from "../../src/server/Registry.js";
 import { resetServerConfig } from "../../src/server/serverConfig.js";
 import type { QueueSpec, WorkerOptions } from "../../src/platform/config/options.js";
+import type { Plugin } from "../../src/server/plugin.js";
 import { testOptions } from "./options.js";
 
 const launchers = new Set<Launcher>();
@@ -16,11 +17,15 @@ after(async () => {
 export function testLauncher(
   url: string,
   classes: RunnableClass[] = [],
-  overrides: Partial<WorkerOptions> & { concurrency?: number; queues?: QueueSpec[] } = {},
+  overrides: Partial<WorkerOptions> & { concurrency?: number; queues?: QueueSpec[]; plugins?: Plugin[] } = {},
 ): Launcher {
   const registry = new Registry();
   for (const klass of classes) registry.register(klass);
-  const launcher = new Launcher(testOptions(url, overrides), registry, { logger: pino({ level: "silent" }) });
+  const { plugins, ...options } = overrides;
+  const launcher = new Launcher(testOptions(url, options), registry, {
+    logger: pino({ level: "silent" }),
+    ...(plugins ? { plugins } : {}),
+  });
   launchers.add(launcher);
   return launcher;
 }

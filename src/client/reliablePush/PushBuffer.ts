@@ -17,18 +17,15 @@
  * closing is not seen as down.
  */
 import { ConcurrencyLimitFullError, PushBufferFullError } from "../../wire/errors.js";
-import { SCHEDULE, limitParkedKey, queueKey } from "../../wire/keys.js";
-import { admissionOf } from "../../features/locks/gitlab-concurrency-limits/clientMiddleware.js";
+import { SCHEDULE, queueKey } from "../../wire/keys.js";
 import { logger as rootLogger, type Logger } from "../../platform/logger.js";
-import { displayClass, type JobPayload } from "../../wire/payload.js";
+import type { JobPayload } from "../../wire/payload.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
 import { deferred, sleep } from "../../platform/util/sleep.js";
 import type { ReliablePushSettings } from "./settings.js";
+import type { PreparedJob } from "../plugin.js";
 
-export interface PreparedJob {
-  job: JobPayload;
-  json: string;
-}
+export type { PreparedJob } from "../plugin.js";
 
 interface Held extends PreparedJob {
   /** Order of the push (a counter): held jobs stay sorted by it. */
@@ -88,6 +85,8 @@ export class PushBuffer {
     private readonly redis: TsqRedis,
     private readonly write: (entries: PreparedJob[]) => Promise<void>,
     private readonly settings: ReliablePushSettings,
+    /** Other lists a job may have landed in (a plug-in's alternate write: a parked list). */
+    private readonly landingLists: (job: JobPayload) => string[] = () => [],
     private readonly logger: Logger = rootLogger(),
   ) {
     live.add(this);
@@ -217,10 +216,12 @@ export class PushBuffer {
       if (job.at !== undefined) pipeline.zscore(SCHEDULE, json);
       else pipeline.lpos(queueKey(job.queue), json);
       looked.push(item);
-      // A job admitted at push (src/features/locks/gitlab-concurrency-limits) is parked if no slot was free.
-      if (job.at === undefined && admissionOf(job) !== undefined) {
-        pipeline.lpos(limitParkedKey(displayClass(job)), json);
-        looked.push(item);
+      // A job a plug-in wrote another way may sit elsewhere (admitted at push: parked if no slot was free).
+      if (job.at === undefined) {
+        for (const list of this.landingLists(job)) {
+          pipeline.lpos(list, json);
+          looked.push(item);
+        }
       }
     }
     const found = (await pipeline.exec()) ?? [];

@@ -10,7 +10,7 @@ import type { ServerMiddlewareArgs } from "../../server/context.js";
 import { activeOpenTelemetry, type OtelApi } from "./otel.js";
 import { tracingMiddleware, type TracingMiddleware } from "./middleware.js";
 
-export { withCorrelationId, currentCorrelationId } from "./correlation.js";
+export { withCorrelationId, currentCorrelationId } from "../../platform/correlation.js";
 
 /** One pair of middleware functions per API instance, so instrumenting a chain twice moves, not doubles. */
 let built: { api: OtelApi; middleware: TracingMiddleware } | undefined;

@@ -25,7 +25,7 @@ import { dumpPayload, parsePayload } from "../../wire/payload.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
 import { formatSeconds, nowSeconds } from "../../wire/timestamps.js";
 import { addToMorgue, type MorgueLimits } from "../morgue.js";
-import { releaseLocksOf } from "../../features/locks/release.js";
+import type { LockHooks } from "../context.js";
 
 export interface RecoveryLimits extends MorgueLimits {
   poisonPillRecoveries: number;
@@ -75,6 +75,8 @@ export async function recoverIdentity(
   identity: string,
   limits: RecoveryLimits,
   logger: Logger,
+  /** Frees the locks of poison pills (the lock plug-ins'); absent: they expire by their TTL. */
+  locks?: Pick<LockHooks, "release">,
 ): Promise<Recovered> {
   const result: Recovered = { requeued: 0, poisoned: [] };
   for (const key of await privateLists(redis, identity)) {
@@ -95,7 +97,7 @@ export async function recoverIdentity(
       // Removed by its exact bytes (it need not be UTF-8); the dead set gets the annotated job.
       const multi = addToMorgue(redis.multi().lrem(key, 1, raw), poisonPill(raw, limits), limits);
       await multi.exec();
-      await releaseLocksOf(redis, [raw]); // a poison pill will not run again: its lock goes
+      await locks?.release([raw]); // a poison pill will not run again: its lock goes
       result.poisoned.push(raw.toString());
     }
   }
@@ -118,13 +120,14 @@ export async function sweepOrphans(
   self: string,
   limits: RecoveryLimits,
   logger: Logger,
+  locks?: Pick<LockHooks, "release">,
 ): Promise<number> {
   let recovered = 0;
   for (const identity of await redis.smembers(SUPER_PROCESSES)) {
     if (identity === self || (await redis.exists(processKey(identity))) === 1) continue;
     if ((await redis.set(recoveryLockKey(identity), self, "EX", LOCK_TTL, "NX")) !== "OK") continue;
     try {
-      const { requeued, poisoned } = await recoverIdentity(redis, identity, limits, logger);
+      const { requeued, poisoned } = await recoverIdentity(redis, identity, limits, logger, locks);
       recovered += requeued + poisoned.length;
     } finally {
       await redis.del(recoveryLockKey(identity));

@@ -13,7 +13,7 @@ import { Job } from "../../../src/client/Job.js";
 import { Launcher } from "../../../src/server/Launcher.js";
 import { Registry } from "../../../src/server/Registry.js";
 import { configureLogger, logger } from "../../../src/platform/logger.js";
-import { withCorrelationId, currentCorrelationId } from "../../../src/features/tracing/correlation.js";
+import { withCorrelationId, currentCorrelationId } from "../../../src/platform/correlation.js";
 import type { JobPayload } from "../../../src/wire/payload.js";
 
 const redis = useRedis();

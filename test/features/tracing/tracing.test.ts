@@ -20,7 +20,7 @@ import { useRedis } from "../../helpers/redis.js";
 import { testLauncher, resetServerConfig } from "../../helpers/context.js";
 import { requireRubySidekiq } from "../../helpers/ruby.js";
 import { rubyEval } from "../../helpers/rails.js";
-import { Client, LOCK_MIDDLEWARE } from "../../../src/client/Client.js";
+import { Client } from "../../../src/client/Client.js";
 import { Job } from "../../../src/client/Job.js";
 import { performLater } from "../../../src/features/activejob/performLater.js";
 import type { JobPayload } from "../../../src/wire/payload.js";
@@ -79,7 +79,7 @@ test("without a registered SDK nothing is installed and payloads carry no trace 
   // only); tracing adds none, and a worker without such classes has no other server middleware.
   const client = new Client({ redis: redis.url });
   t.after(() => client.close());
-  assert.deepEqual(client.middleware.list(), [...LOCK_MIDDLEWARE]);
+  assert.deepEqual(client.middleware.list(), []); // the app's chain: plug-ins never add to it
   const launcher = testLauncher(redis.url, [ChildJob]);
   // Only sidekiq-unique-jobs' run side, which every worker has (a Ruby-pushed job names its lock in its
   // payload); it makes no Redis call for a job without one.

@@ -32,7 +32,7 @@ export async function runInBatch(
   ctx: ServerContext,
   instance: object,
   job: JobPayload,
-  invoke: () => Promise<boolean>,
+  invoke: () => Promise<unknown>,
 ): Promise<void> {
   const bid = job.bid as string;
   const { redis, timestampFormat: format } = ctx;

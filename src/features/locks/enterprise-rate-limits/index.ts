@@ -13,6 +13,6 @@ export {
 export type { LimiterOptions, ConcurrentOptions, Grant } from "./Limiter.js";
 export { OverLimitError, type Backoff } from "./OverLimitError.js";
 export type { Interval } from "./settings.js";
-export { installRateLimits } from "./install.js";
+export { keyedRateLimits, overLimitReschedule } from "./plugin.js";
 export { performOrReschedule } from "./reschedule.js";
 export { keyedLimitOf, type KeyedLimitPolicy } from "./keyedPolicy.js";

@@ -15,12 +15,13 @@
  *                 jobs pushed by Ruby.
  *   list full     the job is not written: ConcurrencyLimitFullError naming it, its locks released.
  *
- * The middleware only marks the job. The client's writer (JobWriter) makes the call once strict args and
- * serialization passed, so later middleware still runs and reliable push can hold the job; a job built
- * for another atomic write (a periodic job's tick claim, a batch callback) is not admitted (Client.build).
+ * The middleware only marks the job (in this Client's own Admission). The client's writer (JobWriter)
+ * makes the call through the plug-in's `alternateWrite` once strict args and serialization passed, so
+ * later middleware still runs and reliable push can hold the job; a job built for another atomic write
+ * (a periodic job's tick claim, a batch callback) is not admitted (Client.build).
  */
 import { EventEmitter } from "node:events";
-import type { ClientMiddlewareArgs } from "../../../client/Client.js";
+import type { AlternateWrite, ClientMiddlewareArgs, PreparedJob } from "../../../client/plugin.js";
 import { jobClassOf } from "../../../client/jobClasses.js";
 import { DEFAULTS } from "../../../platform/config/defaults.js";
 import { ArgumentError, ConcurrencyLimitFullError } from "../../../wire/errors.js";
@@ -30,7 +31,6 @@ import { logger } from "../../../platform/logger.js";
 import type { Next } from "../../../platform/Chain.js";
 import { displayClass, wasStored, type JobPayload } from "../../../wire/payload.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
-import type { PreparedJob } from "../../../client/reliablePush/PushBuffer.js";
 import { nowSeconds } from "../../../wire/timestamps.js";
 import { concurrencyLimitOf } from "./policy.js";
 
@@ -46,112 +46,108 @@ export const ADMISSION_DEFAULTS: Readonly<AdmissionSettings> = Object.freeze({
   slotTtl: DEFAULTS.heartbeatTtl,
 });
 
-/** The Client option `concurrencyLimits`, checked, over the defaults. */
-export function resolveAdmission(given: Partial<AdmissionSettings> = {}): AdmissionSettings {
-  const settings = { ...ADMISSION_DEFAULTS, ...given };
-  if (!Number.isInteger(settings.maxParked) || settings.maxParked < 1)
-    throw new ArgumentError(`concurrencyLimits.maxParked must be a positive integer, got ${settings.maxParked}`);
-  if (!(settings.slotTtl > 0))
-    throw new ArgumentError(`concurrencyLimits.slotTtl must be a positive number of seconds, got ${settings.slotTtl}`);
-  return settings;
-}
-
 /** Process-wide, as pushes happen in any process with a Client: counted by the metrics. */
 export const limitEvents = new EventEmitter<{
   limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
 }>();
 
-/** Jobs marked by the middleware, with the limit read at push (a function limit is read once per job). */
-const admissions = new WeakMap<JobPayload, number>();
-
-export async function admitOnPush(
-  _className: ClientMiddlewareArgs[0],
-  job: ClientMiddlewareArgs[1],
-  _queue: ClientMiddlewareArgs[2],
-  _redis: ClientMiddlewareArgs[3],
-  next: Next,
-): Promise<void> {
-  if (job.at === undefined && job.concurrency_limit_resume !== true && !wasStored(job)) {
-    const limit = concurrencyLimitOf(jobClassOf(job));
-    if (limit !== 0) admissions.set(job, limit);
-  }
-  return next();
-}
-
-/** The limit a marked job is admitted under, or undefined for a job written as usual. */
-export function admissionOf(job: JobPayload): number | undefined {
-  return admissions.get(job);
-}
-
 /**
- * Called by the client once the middleware chain ran, before serialization: a marked job about to be
- * written gets GitLab's resume fields; one built for another write, or scheduled by a later middleware,
- * is written as usual.
+ * One Client's admissions: the jobs its middleware marked, with the limit read at push (a function
+ * limit is read once per job). Per Client, so two clients with different bounds stay apart.
  */
-export function settleAdmission(job: JobPayload, writing: boolean): void {
-  if (!admissions.has(job)) return;
-  if (!writing || job.at !== undefined) {
-    admissions.delete(job);
-    return;
-  }
-  job.concurrency_limit_resume = true;
-  job.concurrency_limit_buffered_at = nowSeconds();
-}
+export class Admission implements AlternateWrite {
+  private readonly marked = new WeakMap<JobPayload, number>();
 
-/**
- * Admits marked jobs, in order: one limit-slot-4.lua call each, all sent before the first reply (one
- * connection runs commands in the order they were sent). Throws ConcurrencyLimitFullError naming the
- * jobs a full parked list refused, after releasing their locks; the others are written.
- */
-export async function admitJobs(
-  redis: TsqRedis,
-  entries: readonly PreparedJob[],
-  settings: AdmissionSettings,
-): Promise<void> {
-  const now = Date.now();
-  const ttlMs = Math.max(1, Math.round(settings.slotTtl * 1000));
-  const replies = await Promise.all(
-    entries.map(({ job, json }) => {
-      const name = displayClass(job);
-      return redis.limitSlot(
-        limitSlotsKey(name),
-        limitParkedKey(name),
-        LIMITS,
-        QUEUES,
-        "admit",
-        job.jid,
-        ttlMs,
-        admissions.get(job)!,
-        now,
-        name,
-        queueKey(""),
-        json,
-        settings.maxParked,
-        "0",
-      );
-    }),
-  );
-  const refused: { job: JobPayload; parked: number }[] = [];
-  replies.forEach(([status, , parked], i) => {
-    const { job } = entries[i]!;
-    if (status === 0) reportParked(job);
-    else if (status === -1) refused.push({ job, parked });
-  });
-  if (refused.length === 0) return;
-  for (const { job } of refused) limitEvents.emit("limited", job, job.queue, "refused");
-  // Not enqueued: a dedup or unique lock taken for the job at push must not block its next push.
-  await releaseLocksOf(
-    redis,
-    refused.map(({ job }) => job),
-  ).catch((error: unknown) =>
-    logger().warn({ err: error }, "could not release the locks of refused pushes; they expire by their ttl"),
-  );
-  throw refusal(refused);
+  constructor(private readonly settings: AdmissionSettings) {}
+
+  readonly middleware = async (
+    _className: ClientMiddlewareArgs[0],
+    job: ClientMiddlewareArgs[1],
+    _queue: ClientMiddlewareArgs[2],
+    _redis: ClientMiddlewareArgs[3],
+    next: Next,
+  ): Promise<void> => {
+    if (job.at === undefined && job.concurrency_limit_resume !== true && !wasStored(job)) {
+      const limit = concurrencyLimitOf(jobClassOf(job));
+      if (limit !== 0) this.marked.set(job, limit);
+    }
+    return next();
+  };
+
+  /**
+   * Once the middleware chain ran, before serialization: a marked job about to be written gets
+   * GitLab's resume fields; one built for another write, or scheduled by a later middleware, is written
+   * as usual.
+   */
+  claim(job: JobPayload, writing: boolean): void {
+    if (!this.marked.has(job)) return;
+    if (!writing || job.at !== undefined) {
+      this.marked.delete(job);
+      return;
+    }
+    job.concurrency_limit_resume = true;
+    job.concurrency_limit_buffered_at = nowSeconds();
+  }
+
+  owns(job: JobPayload): boolean {
+    return this.marked.has(job);
+  }
+
+  /** A job admitted at push is parked if no slot was free. */
+  landingLists(job: JobPayload): string[] {
+    return [limitParkedKey(displayClass(job))];
+  }
+
+  /**
+   * Admits marked jobs, in order: one limit-slot-4.lua call each, all sent before the first reply (one
+   * connection runs commands in the order they were sent). Throws ConcurrencyLimitFullError naming the
+   * jobs a full parked list refused, after releasing their locks; the others are written.
+   */
+  async write(redis: TsqRedis, entries: readonly PreparedJob[]): Promise<void> {
+    const now = Date.now();
+    const ttlMs = Math.max(1, Math.round(this.settings.slotTtl * 1000));
+    const replies = await Promise.all(
+      entries.map(({ job, json }) => {
+        const name = displayClass(job);
+        return redis.limitSlot(
+          limitSlotsKey(name),
+          limitParkedKey(name),
+          LIMITS,
+          QUEUES,
+          "admit",
+          job.jid,
+          ttlMs,
+          this.marked.get(job)!,
+          now,
+          name,
+          queueKey(""),
+          json,
+          this.settings.maxParked,
+          "0",
+        );
+      }),
+    );
+    const refused: { job: JobPayload; parked: number }[] = [];
+    replies.forEach(([status, , parked], i) => {
+      const { job } = entries[i]!;
+      if (status === 0) reportParked(job, this.marked.get(job)!);
+      else if (status === -1) refused.push({ job, parked });
+    });
+    if (refused.length === 0) return;
+    for (const { job } of refused) limitEvents.emit("limited", job, job.queue, "refused");
+    // Not enqueued: a dedup or unique lock taken for the job at push must not block its next push.
+    await releaseLocksOf(
+      redis,
+      refused.map(({ job }) => job),
+    ).catch((error: unknown) =>
+      logger().warn({ err: error }, "could not release the locks of refused pushes; they expire by their ttl"),
+    );
+    throw refusal(refused, this.marked.get(refused[0]!.job)!);
+  }
 }
 
 /** Debug, not info as at fetch time: a push is a caller's hot path (a web request, `tsqctl push`'s stdout). */
-function reportParked(job: JobPayload): void {
-  const limit = admissions.get(job)!;
+function reportParked(job: JobPayload, limit: number): void {
   const name = displayClass(job);
   logger().debug(
     { class: name, jid: job.jid, queue: job.queue, job_status: "concurrency_limit", concurrency_limit: limit },
@@ -162,9 +158,8 @@ function reportParked(job: JobPayload): void {
   limitEvents.emit("limited", job, job.queue, "parked");
 }
 
-function refusal(refused: readonly { job: JobPayload; parked: number }[]): ConcurrencyLimitFullError {
+function refusal(refused: readonly { job: JobPayload; parked: number }[], limit: number): ConcurrencyLimitFullError {
   const { job, parked } = refused[0]!;
-  const limit = admissions.get(job)!;
   const name = displayClass(job);
   const which =
     refused.length === 1
@@ -176,15 +171,5 @@ function refusal(refused: readonly { job: JobPayload; parked: number }[]): Concu
       `; ${which} NOT enqueued. Push again later, raise the limit, add capacity, or raise ` +
       "concurrency_limit_max_parked (the Client option concurrencyLimits.maxParked)",
     refused.map((r) => r.job.jid),
-  );
-}
-
-/** Failed writes to several shards as one error: any other failure wins; refusals merge into one. */
-export function oneFailure(errors: readonly Error[]): Error | undefined {
-  const full = errors.filter((error) => error instanceof ConcurrencyLimitFullError);
-  if (full.length < errors.length || full.length <= 1) return errors.find((e) => !full.includes(e as never)) ?? full[0];
-  return new ConcurrencyLimitFullError(
-    full.map((error) => error.message).join("; "),
-    full.flatMap((error) => error.jids),
   );
 }

@@ -9,8 +9,8 @@
  * A push outside both gets no id: none is invented, so payloads stay as they were.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { currentJobContext, type JobLogContext } from "../../platform/logger.js";
-import { displayClass, type JobPayload } from "../../wire/payload.js";
+import { currentJobContext, type JobLogContext } from "./logger.js";
+import { displayClass, type JobPayload } from "../wire/payload.js";
 
 const store = new AsyncLocalStorage<string>();
 

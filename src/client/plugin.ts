@@ -1,0 +1,70 @@
+/**
+ * The push half of the plug-in seam (the run half is server/plugin.ts). A feature is one object with
+ * a name and optional hooks; a Client asks each plug-in once, at construction, for its hooks, so
+ * every Client has its own (settings, side tables) and a plug-in a fleet does not use returns nothing
+ * and costs nothing on the push path.
+ *
+ * A push passes: normalize → every `stamp` (list order) → the app's client middleware → plug-in
+ * middleware in REVERSE list order → strict args, serialization → every `beforeWrite` → the write
+ * (a plug-in's `write` for the jobs it claims, else LPUSH/ZADD). The run side passes the plug-ins in
+ * list order, so each feature sits at the same depth on both sides of Redis (docs/internals.md).
+ */
+import type { MiddlewareFunction } from "../platform/Chain.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
+import type { JobPayload } from "../wire/payload.js";
+import type { JobClassLike } from "./options.js";
+
+/** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
+export type ClientMiddlewareArgs = [className: string, job: JobPayload, queue: string, redis: TsqRedis];
+
+/** A serialized job ready for its write. */
+export interface PreparedJob {
+  job: JobPayload;
+  json: string;
+}
+
+/** Undoes what a `beforeWrite` did for jobs whose write failed (all of them when `jids` is undefined). */
+export type UndoWrite = (jids?: readonly string[]) => Promise<void>;
+
+/** Writing a job another way than LPUSH (concurrency admission parks it or hands it a slot). */
+export interface AlternateWrite {
+  /**
+   * Called once per job after the middleware ran, before serialization: takes (and may mark) the jobs
+   * this plug-in writes itself. `writing` is false for a job built for a caller's own write: never taken.
+   */
+  claim(job: JobPayload, writing: boolean): void;
+  /** True for a job `claim` took. */
+  owns(job: JobPayload): boolean;
+  /** Writes the claimed jobs, in order. Throws ConcurrencyLimitFullError (or another error) naming refusals. */
+  write(redis: TsqRedis, entries: readonly PreparedJob[]): Promise<void>;
+  /** Keys of lists a claimed job may have landed in, for reliable push's "did it land?" check. */
+  landingLists?(job: JobPayload): string[];
+}
+
+/** What a plug-in's client hooks are built from. */
+export interface ClientSetup {
+  /** The Client's `concurrencyLimits` option and other per-feature settings, as given. */
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+export interface ClientHooks {
+  /** Fills or checks payload fields at push (expiry, batch membership, correlation id). May throw ArgumentError. */
+  stamp?(job: JobPayload, klass: string | JobClassLike): void;
+  /** Client middleware; runs after the app's, plug-ins in reverse list order. */
+  middleware?: MiddlewareFunction<ClientMiddlewareArgs>;
+  /**
+   * False when the middleware only concerns jobs naming a lock, which the poller's batched move hands
+   * back for the client path anyway (enqueue-due-2.lua): scheduled jobs then move in batches.
+   */
+  replaysScheduled?: boolean;
+  /** Before the write (batch members join their batch first); undefined when nothing to do (no tick). */
+  beforeWrite?(redis: TsqRedis, jobs: readonly JobPayload[]): Promise<UndoWrite> | undefined;
+  alternateWrite?: AlternateWrite;
+}
+
+/** The part of a plug-in a Client reads. */
+export interface ClientPlugin {
+  readonly name: string;
+  /** Hooks for one Client; undefined when the plug-in adds nothing to pushes. */
+  client?(setup: ClientSetup): ClientHooks | undefined;
+}

@@ -1,0 +1,27 @@
+/**
+ * Periodic jobs as a plug-in (docs/cron.md): the schedules of config `cron:` and classes' `static cron`,
+ * enqueued by one leader fleet-wide, and sidekiq-cron's schedules when `sidekiq_cron` is on. The leader
+ * is elected on the default shard only (a leader per shard would enqueue every tick once per shard),
+ * and steps down when the process quiets.
+ */
+import { DEFAULT_SHARD } from "../../platform/shards/ShardMap.js";
+import { definePlugin, type Service } from "../../server/plugin.js";
+import { startCron, type CronHandle } from "./index.js";
+
+export const cron = definePlugin({
+  name: "cron",
+  server(ctx) {
+    if ((ctx.options.shard ?? DEFAULT_SHARD) !== DEFAULT_SHARD) return undefined;
+    let handle: CronHandle | undefined;
+    const service: Service & { electNow(): void } = {
+      name: "cron",
+      stopOnQuiet: true,
+      start: () => void (handle = startCron(ctx)),
+      stop: async () => {
+        await handle?.stop();
+      },
+      electNow: () => handle?.electNow(),
+    };
+    return { services: [service] };
+  },
+});

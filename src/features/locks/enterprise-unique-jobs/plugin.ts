@@ -1,0 +1,20 @@
+/**
+ * Sidekiq Enterprise's unique jobs as a plug-in (docs/unique-jobs.md): the lock taken at push, released
+ * when the job succeeds (or as `unique_until` says); the server side only when a class this worker runs
+ * declares `uniqueFor`.
+ */
+import { definePlugin } from "../../../server/plugin.js";
+import { uniqueOnPush } from "./clientMiddleware.js";
+import { uniquePolicyOf } from "./policy.js";
+import { UniqueServerMiddleware } from "./ServerMiddleware.js";
+
+export const uniqueJobs = definePlugin({
+  name: "unique-jobs",
+  client() {
+    return { middleware: uniqueOnPush, replaysScheduled: false };
+  },
+  server(ctx) {
+    if (!ctx.registry.all().some((klass) => uniquePolicyOf(klass) !== undefined)) return undefined;
+    return { middleware: { use: UniqueServerMiddleware, options: [ctx.redis] } };
+  },
+});

@@ -1,0 +1,63 @@
+/**
+ * GitLab's concurrency limits as a plug-in (docs/concurrency-limits.md): jobs of a limited class are
+ * admitted at push (a slot, or parked) instead of LPUSHed, under each Client's own bounds; the worker
+ * checks the slot at fetch time for jobs admitted elsewhere (only when a class it runs declares a
+ * limit) and runs the limiter's slot refresh and resume sweeps as a service.
+ */
+import { definePlugin } from "../../../server/plugin.js";
+import type { ServerContext } from "../../../server/context.js";
+import { ArgumentError } from "../../../wire/errors.js";
+import { ADMISSION_DEFAULTS, Admission, type AdmissionSettings } from "./clientMiddleware.js";
+import { ConcurrencyLimiter } from "./ConcurrencyLimiter.js";
+import { ConcurrencyLimitServerMiddleware } from "./ServerMiddleware.js";
+
+/** One limiter per worker, shared with the keyed rate limits' leases (enterprise-rate-limits). */
+const limiters = new WeakMap<ServerContext, ConcurrencyLimiter>();
+
+export function limiterFor(ctx: ServerContext): ConcurrencyLimiter {
+  let limiter = limiters.get(ctx);
+  if (!limiter) {
+    const { options } = ctx;
+    limiter = new ConcurrencyLimiter(
+      ctx.redis,
+      {
+        slotTtl: options.heartbeatTtl,
+        refreshInterval: options.heartbeatInterval,
+        maxParked: options.concurrencyLimitMaxParked,
+      },
+      ctx.logger,
+    );
+    limiters.set(ctx, limiter);
+  }
+  return limiter;
+}
+
+/** The Client option `concurrencyLimits`, checked, over the defaults. */
+export function resolveAdmission(given: Partial<AdmissionSettings> = {}): AdmissionSettings {
+  const settings = { ...ADMISSION_DEFAULTS, ...given };
+  if (!Number.isInteger(settings.maxParked) || settings.maxParked < 1)
+    throw new ArgumentError(`concurrencyLimits.maxParked must be a positive integer, got ${settings.maxParked}`);
+  if (!(settings.slotTtl > 0))
+    throw new ArgumentError(`concurrencyLimits.slotTtl must be a positive number of seconds, got ${settings.slotTtl}`);
+  return settings;
+}
+
+export const concurrencyLimits = definePlugin({
+  name: "concurrency-limits",
+  client({ settings }) {
+    const admission = new Admission(resolveAdmission(settings.concurrencyLimits as Partial<AdmissionSettings>));
+    // Scheduled jobs coming due were stored: never admitted at push, so the poller may batch them.
+    return { middleware: admission.middleware, replaysScheduled: false, alternateWrite: admission };
+  },
+  server(ctx) {
+    const limiter = limiterFor(ctx);
+    const limited = ctx.registry
+      .all()
+      .some((klass) => (klass as { concurrencyLimit?: unknown }).concurrencyLimit != null);
+    return {
+      // Ahead of deduplication and unique jobs: a parked job has not started, so it keeps its locks.
+      ...(limited ? { middleware: { use: ConcurrencyLimitServerMiddleware, options: [limiter, ctx] } } : {}),
+      services: [{ name: "concurrency-limiter", start: () => limiter.start(), stop: () => limiter.stop() }],
+    };
+  },
+});

@@ -1,0 +1,21 @@
+/**
+ * GitLab's deduplication as a plug-in (docs/deduplication.md): a duplicate push of an idempotent class
+ * is dropped at push; the worker releases the key when the job starts (or reschedules it), only when a
+ * class this worker runs is idempotent, so other fleets' jobs do not pay for it.
+ */
+import { definePlugin } from "../../../server/plugin.js";
+import { deduplicateOnPush } from "./clientMiddleware.js";
+import { dedupPolicyOf } from "./policy.js";
+import { DeduplicationServerMiddleware } from "./ServerMiddleware.js";
+
+export const deduplication = definePlugin({
+  name: "deduplication",
+  client() {
+    // Only jobs naming a lock, which the poller's batched move hands back for the client path.
+    return { middleware: deduplicateOnPush, replaysScheduled: false };
+  },
+  server(ctx) {
+    if (!ctx.registry.all().some((klass) => dedupPolicyOf(klass) !== undefined)) return undefined;
+    return { middleware: { use: DeduplicationServerMiddleware, options: [ctx.redis, ctx.client] } };
+  },
+});

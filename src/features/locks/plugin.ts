@@ -1,0 +1,17 @@
+/**
+ * The lock family's shared duty as a plug-in: a job leaving Redis without running again (dead, a poison
+ * pill) frees the locks its payload names, and one scheduled for a retry keeps its unique lock until
+ * then (release.ts). First of the lock plug-ins, as every one of them relies on it.
+ */
+import { definePlugin } from "../../server/plugin.js";
+import { keepLocksForRetry, releaseLocksOf } from "./release.js";
+
+export const lockRelease = definePlugin({
+  name: "lock-release",
+  server() {
+    return {
+      releaseLocks: (redis, stored) => releaseLocksOf(redis, stored),
+      keepLocksForRetry: (redis, job, retryAt) => keepLocksForRetry(redis as never, job, retryAt),
+    };
+  },
+});

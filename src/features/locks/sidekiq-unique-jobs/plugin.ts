@@ -1,0 +1,18 @@
+/**
+ * The sidekiq-unique-jobs gem's locks as a plug-in (docs/sidekiq-unique-jobs.md). The server side is
+ * always on (no Redis call for a job without `lock`): a job a Ruby app pushed with the gem names its
+ * lock in its payload, and must release it here whatever the tsq class declares.
+ */
+import { definePlugin } from "../../../server/plugin.js";
+import { sujOnPush } from "./clientMiddleware.js";
+import { SujServerMiddleware } from "./ServerMiddleware.js";
+
+export const sidekiqUniqueJobs = definePlugin({
+  name: "sidekiq-unique-jobs",
+  client() {
+    return { middleware: sujOnPush, replaysScheduled: false };
+  },
+  server(ctx) {
+    return { middleware: { use: SujServerMiddleware, options: [ctx.redis, ctx.client] } };
+  },
+});
