@@ -49,7 +49,7 @@ export default tseslint.config(
   },
   {
     // The dashboard's browser script, served as is from the package.
-    files: ["src/web/assets/**/*.js"],
+    files: ["src/admin/web/assets/**/*.js"],
     languageOptions: { globals: globals.browser },
   },
 );

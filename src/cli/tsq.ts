@@ -105,6 +105,7 @@ export async function main(argv: string[]): Promise<void> {
     onRemoteSignal: (signal) => handle(signal),
     logger: log,
     plugins: pluginsFromEnv(builtinPlugins()),
+    ownsDefaultClient: true,
   });
   const metrics = await startWorkerMetrics(launcher, log); // undefined without --metrics-port
   const lifecycle = lifecycleHandler(launcher, log, exit);

@@ -2,13 +2,23 @@
  * The process-wide client used by `Job.performAsync` and friends. Created lazily from REDIS_URL;
  * `configureClient` replaces it (the worker points it at its own Redis so jobs can enqueue jobs).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Client, type ClientOptions } from "./Client.js";
 
 let current: Client | undefined;
+/** The client of the worker running the current job: jobs enqueue through their own worker's client. */
+const scoped = new AsyncLocalStorage<Client>();
 
 export function defaultClient(): Client {
+  const own = scoped.getStore();
+  if (own) return own;
   current ??= new Client();
   return current;
+}
+
+/** Runs `fn` with `client` as the default client of everything it pushes (a worker wraps each job so). */
+export function withClient<T>(client: Client, fn: () => T): T {
+  return scoped.run(client, fn);
 }
 
 /** Replaces the default client. The previous one is closed if it owned its connection. */

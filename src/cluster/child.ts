@@ -71,6 +71,7 @@ export async function runChild(plugins: readonly Plugin[]): Promise<void> {
     launcher = new Launcher(workerOptions, registry, {
       logger: log,
       plugins,
+      ownsDefaultClient: true,
       onRemoteSignal: (signal) => handle(signal),
     });
     send({ type: "identity", identity: launcher.identity });

@@ -33,7 +33,7 @@ import { recoverIdentity, sweepOrphans } from "./fetch/recovery.js";
 import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
 import { SUPER_PROCESSES } from "../wire/keys.js";
 import { Chain } from "../platform/Chain.js";
-import { lockHooks, type ServerMiddlewareArgs } from "./context.js";
+import { lockHooks, type JobFactory, type ServerMiddlewareArgs } from "./context.js";
 import { serverHooksOf, type Plugin, type Service } from "./plugin.js";
 
 /** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
@@ -48,6 +48,14 @@ export interface LauncherHooks {
    * process's default list (client/defaultPlugins.ts); `[]`: plain Sidekiq OSS behaviour.
    */
   plugins?: readonly Plugin[];
+  /** Builds job instances (dependency injection); default `new Class()`. */
+  jobFactory?: JobFactory;
+  /**
+   * True for a worker that is the whole process (the CLI): its client becomes the process's default
+   * client, so code outside jobs pushes to the worker's Redis too. Jobs always push through their own
+   * worker's client.
+   */
+  ownsDefaultClient?: boolean;
 }
 
 export class Launcher {
@@ -89,7 +97,7 @@ export class Launcher {
       // Jobs that enqueue jobs reach every shard; this process's own Redis serves its shard's queues.
       shards: { map: shardMapOf(options), home: options.shard ?? DEFAULT_SHARD },
     });
-    configureClient(client);
+    if (hooks.ownsDefaultClient) configureClient(client);
     this.ctx = {
       options,
       identity,
@@ -107,6 +115,7 @@ export class Launcher {
       locks: lockHooks(redis, []),
       events: new EventEmitter<JobEvents>(),
       timestampFormat: options.sidekiqVersion === 8 ? "milliseconds" : "seconds",
+      ...(hooks.jobFactory ? { jobFactory: hooks.jobFactory } : {}),
     };
     // Plug-ins first, in list order, then what the app registered (configureServer), copied: the
     // process-wide registration is never modified, so several workers in one process stay apart.
@@ -188,9 +197,12 @@ export class Launcher {
     if (this.started) await budget.within(this.ctx.redis, () => this.heartbeat.beat(), by);
   }
 
-  /** Idempotent. Resolves when the process has left Redis cleanly. */
-  stop(): Promise<void> {
-    this.stopping ??= this.shutdown();
+  /**
+   * Idempotent. Resolves when the process has left Redis cleanly. `timeout`: seconds running jobs get
+   * before they are requeued (default: the `timeout` option); ignored once a stop has begun.
+   */
+  stop(timeout?: number): Promise<void> {
+    this.stopping ??= this.shutdown(timeout ?? this.ctx.options.timeout);
     return this.stopping;
   }
 
@@ -237,10 +249,10 @@ export class Launcher {
   }
 
   /** See StopBudget for the time each step gets. */
-  private async shutdown(): Promise<void> {
+  private async shutdown(timeout: number): Promise<void> {
     const { options, logger, redis } = this.ctx;
-    const budget = (this.budget = new StopBudget(options.timeout));
-    logger.info({ timeout_s: options.timeout }, "shutting down");
+    const budget = (this.budget = new StopBudget(timeout));
+    logger.info({ timeout_s: timeout }, "shutting down");
     await this.quiet(budget);
     await Promise.all(this.managers.map((m) => m.stop(budget)));
     if (options.fetch === "reliable" && this.started) {

@@ -10,6 +10,7 @@ import { performance } from "node:perf_hooks";
 import { JobInterrupted, UnknownJobError } from "../wire/errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../wire/payload.js";
 import { withJobContext } from "../platform/logger.js";
+import { withClient } from "../client/defaultClient.js";
 import { jobLogContext } from "../platform/correlation.js";
 import type { Chain } from "../platform/Chain.js";
 import type { ServerContext, ServerMiddlewareArgs, JobOutcome } from "./context.js";
@@ -74,7 +75,9 @@ export class Processor {
       startedMs: performance.now(),
     });
     try {
-      await withJobContext(jobLogContext(job, unit.queue), () => this.execute(job, unit, slot));
+      await withJobContext(jobLogContext(job, unit.queue), () =>
+        withClient(this.ctx.client, () => this.execute(job, unit, slot)),
+      );
     } finally {
       this.ctx.state.end(slot.tid);
     }
@@ -104,7 +107,7 @@ export class Processor {
       const className = resolved?.className ?? job.class;
       if (resolved) klass = this.ctx.registry.get(className);
       if (!klass) throw this.unknownClass(className);
-      const instance = new klass();
+      const instance = this.ctx.jobFactory ? this.ctx.jobFactory(klass) : new klass();
       Object.assign(instance, { jid: job.jid, payload: job, signal: slot.controller.signal });
       if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.

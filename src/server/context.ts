@@ -13,7 +13,7 @@ import type { Logger } from "../platform/logger.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import type { TimestampFormat } from "../wire/timestamps.js";
 import type { ProcessState } from "./ProcessState.js";
-import type { Registry } from "./Registry.js";
+import type { Registry, RunnableClass } from "./Registry.js";
 import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
 import type { ServerHooks, StoredJobs } from "./plugin.js";
 
@@ -71,7 +71,12 @@ export interface ServerContext {
   readonly locks: LockHooks;
   readonly events: EventEmitter<JobEvents>;
   readonly timestampFormat: TimestampFormat;
+  /** Builds the instance a job runs on (dependency injection); default `new Class()`. */
+  readonly jobFactory?: JobFactory;
 }
+
+/** Builds a job instance for a class, e.g. `(Class) => container.get(Class)`. */
+export type JobFactory = (klass: RunnableClass) => InstanceType<RunnableClass>;
 
 export interface LockHooks {
   release(stored: StoredJobs): Promise<void>;

@@ -24,6 +24,7 @@ export function testLauncher(
   const { plugins, ...options } = overrides;
   const launcher = new Launcher(testOptions(url, options), registry, {
     logger: pino({ level: "silent" }),
+    ownsDefaultClient: true,
     ...(plugins ? { plugins } : {}),
   });
   launchers.add(launcher);

@@ -43,7 +43,7 @@ function keyedLimiter(ctx: ServerContext): KeyedLimiter | undefined {
   const policies = new Map<string, KeyedLimitPolicy>();
   for (const klass of ctx.registry.all()) {
     const policy = keyedLimitOf(klass);
-    if (policy) policies.set(jobNameOf(klass as Parameters<typeof jobNameOf>[0]), policy);
+    if (policy) policies.set(jobNameOf(klass), policy);
   }
   if (policies.size === 0) return undefined;
   return new KeyedLimiter(

@@ -24,7 +24,7 @@ import { EventEmitter } from "node:events";
 import type { AlternateWrite, ClientMiddlewareArgs, PreparedJob } from "../../../client/plugin.js";
 import { jobClassOf } from "../../../client/jobClasses.js";
 import { DEFAULTS } from "../../../platform/config/defaults.js";
-import { ArgumentError, ConcurrencyLimitFullError } from "../../../wire/errors.js";
+import { ConcurrencyLimitFullError } from "../../../wire/errors.js";
 import { LIMITS, QUEUES, limitParkedKey, limitSlotsKey, queueKey } from "../../../wire/keys.js";
 import { releaseLocksOf } from "../release.js";
 import { logger } from "../../../platform/logger.js";

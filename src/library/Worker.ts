@@ -1,0 +1,154 @@
+/**
+ * A worker started from code, with the same lifecycle as the `tsq` CLI (which runs one for the whole
+ * process): `start()`, `quiet()`, `stop({ timeout })`, and events.
+ *
+ *   const worker = new Worker({ redis: process.env.REDIS_URL, jobs: [HardJob], queues: ["default"] });
+ *   worker.on("job:end", ({ jid, status }) => ...);
+ *   await worker.start();
+ *   ...
+ *   await worker.stop({ timeout: 10 });
+ *
+ * Several workers may live in one process, each with its own settings, plug-ins and connections;
+ * jobs push through their own worker's client. Nothing is left running after `stop()` resolves.
+ */
+import { EventEmitter } from "node:events";
+import { logger as rootLogger, type Logger } from "../platform/logger.js";
+import { defaultPlugins } from "../client/defaultPlugins.js";
+import { Launcher } from "../server/Launcher.js";
+import { Registry } from "../server/Registry.js";
+import type { Plugin } from "../server/plugin.js";
+import { displayClass } from "../wire/payload.js";
+import type { WorkerOptions } from "../platform/config/options.js";
+import { jobClassesOf, workerOptionsOf, type WorkerConfig } from "./workerConfig.js";
+
+export type { WorkerConfig } from "./workerConfig.js";
+
+export interface JobEventInfo {
+  jid: string;
+  class: string;
+  queue: string;
+}
+
+export interface JobEndInfo extends JobEventInfo {
+  status: "done" | "fail";
+  /** What happened to a failed job: retried, dead, discarded or dropped. */
+  disposition?: string;
+  /** Seconds from start to end. */
+  duration: number;
+}
+
+export interface WorkerEvents {
+  started: [];
+  "job:start": [JobEventInfo];
+  "job:end": [JobEndInfo];
+  error: [Error];
+  stopped: [];
+}
+
+type State = "new" | "starting" | "running" | "stopping" | "stopped";
+
+export class Worker extends EventEmitter<WorkerEvents> {
+  /** The worker process underneath (for advanced use: its context, managers and state). */
+  readonly launcher: Launcher;
+  private state: State = "new";
+  private stopped: Promise<void> | undefined;
+
+  constructor(config: WorkerConfig) {
+    super();
+    if (config === null || typeof config !== "object")
+      throw new TypeError("new Worker(config): config must be an object");
+    const registry = new Registry();
+    for (const klass of jobClassesOf(config.jobs)) registry.register(klass);
+    this.launcher = Worker.launch(workerOptionsOf(config), registry, config.logger, config.plugins, config.jobFactory);
+    this.forwardEvents();
+  }
+
+  /** A Worker over options already resolved (the CLI's path: flags and config file). */
+  static fromResolved(
+    options: WorkerOptions,
+    registry: Registry,
+    logger?: Logger,
+    plugins?: readonly Plugin[],
+  ): Worker {
+    const worker = Object.create(Worker.prototype) as Worker;
+    EventEmitter.call(worker);
+    Object.assign(worker, {
+      state: "new",
+      stopped: undefined,
+      launcher: Worker.launch(options, registry, logger, plugins),
+    });
+    worker.forwardEvents();
+    return worker;
+  }
+
+  private static launch(
+    options: WorkerOptions,
+    registry: Registry,
+    logger: Logger | undefined,
+    plugins: readonly Plugin[] | undefined,
+    jobFactory?: WorkerConfig["jobFactory"],
+  ): Launcher {
+    return new Launcher(options, registry, {
+      logger: logger ?? rootLogger(),
+      plugins: plugins ?? defaultPlugins<Plugin>(),
+      ...(jobFactory ? { jobFactory } : {}),
+    });
+  }
+
+  /** The process identity in Redis (`hostname:pid:hex`), as the dashboard's Busy page shows it. */
+  get identity(): string {
+    return this.launcher.identity;
+  }
+
+  /** Starts fetching. Rejects (and emits `error`) when the start fails, e.g. a bad schedule. */
+  async start(): Promise<void> {
+    if (this.state !== "new") throw new Error(`Worker.start(): the worker is already ${this.state}`);
+    this.state = "starting";
+    try {
+      await this.launcher.start();
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      // EventEmitter throws an `error` nobody listens to: the rejection below carries it then.
+      if (this.listenerCount("error") > 0) this.emit("error", failure);
+      await this.stop();
+      throw failure;
+    }
+    if (this.state === "starting") {
+      this.state = "running";
+      this.emit("started");
+    }
+  }
+
+  /** Stops fetching new jobs; running ones go on. Idempotent. */
+  async quiet(): Promise<void> {
+    await this.launcher.quiet();
+  }
+
+  /**
+   * Quiets, waits up to `timeout` seconds (default: the worker's `timeout`) for running jobs, requeues
+   * the rest, and closes every connection. Idempotent; resolves when nothing of this worker is left.
+   */
+  stop(options: { timeout?: number } = {}): Promise<void> {
+    if (this.state !== "stopped") this.state = "stopping";
+    this.stopped ??= this.launcher.stop(options.timeout).then(() => {
+      this.state = "stopped";
+      this.emit("stopped");
+    });
+    return this.stopped;
+  }
+
+  private forwardEvents(): void {
+    const events = this.launcher.ctx.events;
+    events.on("start", (job, queue) => this.emit("job:start", { jid: job.jid, class: displayClass(job), queue }));
+    events.on("end", (job, queue, outcome) =>
+      this.emit("job:end", {
+        jid: job.jid,
+        class: displayClass(job),
+        queue,
+        status: outcome.status,
+        duration: outcome.durationSeconds,
+        ...(outcome.disposition ? { disposition: outcome.disposition } : {}),
+      }),
+    );
+  }
+}

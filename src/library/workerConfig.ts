@@ -1,0 +1,116 @@
+/**
+ * `new Worker({...})`'s settings, turned into the WorkerOptions a Launcher runs with. Every setting is
+ * checked here with an error naming it; what is not given comes from the same defaults as the CLI
+ * (platform/config/defaults.ts). `options` is the escape hatch for the rest (any config-file key,
+ * camelCase).
+ */
+import { ArgumentError } from "../wire/errors.js";
+import { DEFAULTS } from "../platform/config/defaults.js";
+import type { QueueSpec, WorkerOptions } from "../platform/config/options.js";
+import type { Logger } from "../platform/logger.js";
+import type { Plugin } from "../server/plugin.js";
+import type { JobFactory } from "../server/context.js";
+import { isRunnable, type RunnableClass } from "../server/Registry.js";
+
+export interface WorkerConfig {
+  /** Redis URL (default: REDIS_URL, then redis://127.0.0.1:6379/0). */
+  redis?: string;
+  /** The job classes this worker runs: an array, or a module's exports (`import * as jobs from "./jobs.js"`). */
+  jobs: readonly RunnableClass[] | Readonly<Record<string, unknown>>;
+  /** Queues in strict order (names), or weighted (`["critical", 3]`). Default: ["default"]. */
+  queues?: readonly (string | readonly [string, number])[];
+  /** Jobs run at once (default 10). */
+  concurrency?: number;
+  /** "basic" (BRPOP, Sidekiq OSS) or "reliable" (nothing lost when the process dies). Default "basic". */
+  fetch?: "basic" | "reliable";
+  /** Seconds running jobs get to finish when the worker stops (default 25). */
+  timeout?: number;
+  /** Builds the instance a job runs on, e.g. `(Class) => moduleRef.get(Class)` (default `new Class()`). */
+  jobFactory?: JobFactory;
+  /** Features, in chain order (default: every built-in one, `builtinPlugins()`); `[]`: plain Sidekiq OSS. */
+  plugins?: readonly Plugin[];
+  /** A pino (or pino-compatible) logger; default tsq's own. */
+  logger?: Logger;
+  /** Shown on the dashboard's Busy page beside the process. */
+  tag?: string;
+  /** Any other worker setting (config-file keys in camelCase, e.g. `{ heartbeatInterval: 5 }`). */
+  options?: Partial<WorkerOptions>;
+}
+
+/** Most jobs one worker runs at once: beyond this the slots cost memory for no throughput (bounds.ts). */
+const MAX_CONCURRENCY = 10_000;
+/** Longest shutdown wait, seconds: a timer beyond 2^31-1 ms fires at once. */
+const MAX_TIMEOUT = 2_147_483;
+
+export function jobClassesOf(jobs: WorkerConfig["jobs"]): RunnableClass[] {
+  if (jobs === null || typeof jobs !== "object")
+    throw new ArgumentError("Worker: `jobs` must be an array of job classes or a module's exports");
+  const values = Array.isArray(jobs) ? (jobs as unknown[]) : Object.values(jobs);
+  const classes = values.filter(isRunnable);
+  if (Array.isArray(jobs) && classes.length !== values.length) {
+    const bad = values.findIndex((value) => !isRunnable(value));
+    throw new ArgumentError(`Worker: jobs[${bad}] is not a job class (a class with a perform() method)`);
+  }
+  if (classes.length === 0)
+    throw new ArgumentError("Worker: `jobs` holds no job class (a class with a perform() method)");
+  return classes;
+}
+
+function queueSpecs(queues: WorkerConfig["queues"]): QueueSpec[] {
+  if (queues === undefined) return [{ name: "default", weight: 0 }];
+  if (!Array.isArray(queues) || queues.length === 0)
+    throw new ArgumentError('Worker: `queues` must be a non-empty array, e.g. ["critical", "default"]');
+  const weighted = queues.some((q) => typeof q !== "string");
+  return queues.map((queue: string | readonly [string, number], i) => {
+    const [name, weight]: readonly [unknown, unknown] = typeof queue === "string" ? [queue, weighted ? 1 : 0] : queue;
+    if (typeof name !== "string" || name.trim() === "" || hasControlCharacter(name))
+      throw new ArgumentError(`Worker: queues[${i}] must be a queue name without control characters`);
+    if (typeof weight !== "number" || !Number.isInteger(weight) || weight < 0 || weight > 1000)
+      throw new ArgumentError(`Worker: queues[${i}] weight must be an integer from 0 to 1000, got ${String(weight)}`);
+    return { name, weight };
+  });
+}
+
+/** C0 controls and DEL: a queue name holding one is a templating mistake, never meant. */
+function hasControlCharacter(name: string): boolean {
+  return [...name].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+}
+
+function bounded(name: string, value: number | undefined, min: number, max: number, integer: boolean): void {
+  if (value === undefined) return;
+  if (
+    typeof value !== "number" ||
+    !Number.isFinite(value) ||
+    value < min ||
+    value > max ||
+    (integer && !Number.isInteger(value))
+  )
+    throw new ArgumentError(
+      `Worker: \`${name}\` must be ${integer ? "an integer" : "a number"} from ${min} to ${max}, got ${String(value)}`,
+    );
+}
+
+/** The Launcher options of a Worker's settings. */
+export function workerOptionsOf(config: WorkerConfig): WorkerOptions {
+  bounded("concurrency", config.concurrency, 1, MAX_CONCURRENCY, true);
+  bounded("timeout", config.timeout, 0, MAX_TIMEOUT, false);
+  if (config.fetch !== undefined && config.fetch !== "basic" && config.fetch !== "reliable")
+    throw new ArgumentError(`Worker: \`fetch\` must be "basic" or "reliable", got ${JSON.stringify(config.fetch)}`);
+  const concurrency = config.concurrency ?? DEFAULTS.concurrency;
+  return {
+    ...DEFAULTS,
+    redisUrl: config.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl,
+    require: undefined,
+    capsules: [{ name: "default", concurrency, queues: queueSpecs(config.queues) }],
+    tag: config.tag ?? "",
+    labels: [],
+    environment: process.env.NODE_ENV ?? "development",
+    verbose: false,
+    fetch: config.fetch ?? "basic",
+    metricsPort: undefined,
+    metricsHost: "127.0.0.1",
+    configFile: undefined,
+    timeout: config.timeout ?? DEFAULTS.timeout,
+    ...config.options,
+  };
+}
