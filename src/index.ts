@@ -72,7 +72,7 @@ export {
   type IterationState,
 } from "./features/iterable/index.js";
 export { redactUrl } from "./platform/redis/connection.js";
-export { logger, type Logger } from "./platform/logger.js";
+export { logger, configureLogger, type Logger } from "./platform/logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";
 export type { ServerMiddlewareArgs, DeathHandler } from "./server/context.js";
 export { VERSION } from "./wire/version.js";

@@ -5,9 +5,16 @@
  *
  * Every line passes through `redactText` on its way out and errors are serialized by `safeError`, so
  * no password reaches the log whatever is logged (see secrets.ts).
+ *
+ * An application hands tsq its own pino (or pino-compatible) logger with `configureLogger({ logger })`:
+ * tsq then logs through a child of it (its level, its destination, its redaction rules), errors still
+ * serialized by `safeError` and lines inside a job still carrying the job's context.
+ *
+ * `logger` is both the function that returns the process logger (`logger().info(...)`) and an object
+ * with pino's methods (`logger.info(...)`), which is what most people type first.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { pino, type DestinationStream, type Logger, type LevelWithSilent } from "pino";
+import { pino, type DestinationStream, type Logger, type LevelWithSilent, type LogFn } from "pino";
 import { PinoPretty } from "pino-pretty";
 import { redactText, safeError } from "./secrets.js";
 
@@ -32,7 +39,14 @@ function wantsPretty(): boolean {
 
 function prettyStream(): DestinationStream {
   // Synchronous, on this thread: a worker-thread transport could lose the last lines of a crash.
-  return PinoPretty({ colorize: true, sync: true, translateTime: "SYS:HH:MM:ss.l", ignore: "hostname" });
+  // One line per event: a job's fields follow its message on the same line.
+  return PinoPretty({
+    colorize: true,
+    sync: true,
+    singleLine: true,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "hostname,pid",
+  });
 }
 
 function build(level: LevelWithSilent, base: Record<string, unknown>, destination?: DestinationStream): Logger {
@@ -51,12 +65,37 @@ function build(level: LevelWithSilent, base: Record<string, unknown>, destinatio
   return target ? pino(options, target) : pino(options);
 }
 
+// The process logger: the one process-wide setting, as a process has one stdout. Workers embedded in
+// an app take their own logger through their settings instead (Worker's `logger`).
 let root = build((process.env.TSQ_LOG_LEVEL as LevelWithSilent | undefined) ?? "info", {});
+/** True when `root` is a child of the application's logger, which has no tsq mixin for job context. */
+let adopted = false;
 
-/** The process logger. Inside a job, every line includes the job's jid, class and queue. */
-export function logger(): Logger {
-  return root;
+function current(): Logger {
+  if (!adopted) return root;
+  const context = jobContext.getStore();
+  return context ? root.child({ ...context }) : root;
 }
+
+type LogMethods = Pick<Logger, "trace" | "debug" | "info" | "warn" | "error" | "fatal">;
+
+function method(level: keyof LogMethods): LogFn {
+  const call = (...args: Parameters<LogFn>): void => current()[level](...args);
+  return call;
+}
+
+/**
+ * The process logger (`logger().info(...)`), also usable as one (`logger.info(...)`). Inside a job,
+ * every line includes the job's jid, class and queue.
+ */
+export const logger: (() => Logger) & LogMethods = Object.assign(current, {
+  trace: method("trace"),
+  debug: method("debug"),
+  info: method("info"),
+  warn: method("warn"),
+  error: method("error"),
+  fatal: method("fatal"),
+});
 
 /**
  * Rebuilds the process logger, e.g. `-v` (debug) or a cluster child's `{ child, group }` tags. The level
@@ -66,8 +105,17 @@ export function configureLogger(options: {
   level?: LevelWithSilent;
   base?: Record<string, unknown>;
   destination?: DestinationStream;
+  /** The application's own pino (or pino-compatible) logger: tsq logs through a child of it. */
+  logger?: Logger;
 }): Logger {
+  if (options.logger) {
+    root = options.logger.child(options.base ?? {}, { serializers: { err: safeError, error: safeError } });
+    if (options.level) root.level = options.level;
+    adopted = true;
+    return root;
+  }
   root = build(options.level ?? (root.level as LevelWithSilent), options.base ?? {}, options.destination);
+  adopted = false;
   return root;
 }
 
