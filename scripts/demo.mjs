@@ -70,6 +70,24 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
     interrupted = true;
   });
 }
+// The reader of our output went away (`npm run demo | head`, or a `| tee` that the same Ctrl-C killed):
+// stop as on Ctrl-C, silently, rather than die of EPIPE with the cluster and Redis left running.
+process.stdout.on("error", (error) => {
+  if (error.code !== "EPIPE") throw error;
+  interrupted = true;
+});
+// Whatever ends this process (an uncaught error included), its cluster and Redis end with it.
+process.on("exit", () => runCleanups());
+
+function runCleanups() {
+  while (cleanups.length > 0) {
+    try {
+      cleanups.pop()();
+    } catch {
+      // already gone
+    }
+  }
+}
 
 async function main() {
   const url = await redisUrl();
@@ -196,12 +214,6 @@ try {
 } catch (error) {
   console.error(error);
 } finally {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      cleanup();
-    } catch {
-      // already gone
-    }
-  }
+  runCleanups();
 }
 process.exit(status);
