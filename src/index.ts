@@ -58,6 +58,7 @@ export {
   UnknownJobError,
   InvalidPayloadError,
   EnqueueError,
+  RedisUnreachableError,
   ConcurrencyLimitFullError,
   JobInterrupted,
   IterationStateError,

@@ -11,6 +11,7 @@ import { Chain } from "../platform/Chain.js";
 import { dumpPayload, type JobPayload, type JsonValue } from "../wire/payload.js";
 import { connect, type TsqRedis } from "../platform/redis/connection.js";
 import { defineScripts } from "../platform/redis/scripts.js";
+import { whenReachable } from "../platform/redis/reachable.js";
 import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
@@ -59,6 +60,23 @@ export interface ClientOptions {
    * Sidekiq OSS pushes.
    */
   plugins?: readonly ClientPlugin[];
+  /**
+   * Seconds a push waits for a Redis that is not connected before it fails with RedisUnreachableError
+   * (nothing written). Default: TSQ_CONNECT_TIMEOUT, else 10; 0 waits for as long as Redis is away.
+   * With reliable push the job is held in memory instead.
+   */
+  connectTimeout?: number;
+}
+
+/** Largest `connectTimeout` (s): Node's timers hold at most 2^31-1 ms. */
+const MAX_CONNECT_TIMEOUT = 2_147_483;
+
+function resolveConnectTimeout(value: number | undefined, env = process.env.TSQ_CONNECT_TIMEOUT): number {
+  const source = value ?? (env === undefined || env === "" ? 10 : Number(env));
+  const name = value === undefined ? `TSQ_CONNECT_TIMEOUT ("${env}")` : "connectTimeout";
+  if (!Number.isFinite(source) || source < 0 || source > MAX_CONNECT_TIMEOUT)
+    throw new ArgumentError(`${name} must be seconds from 0 to ${MAX_CONNECT_TIMEOUT} (0 = wait for Redis forever)`);
+  return source;
 }
 
 /** A job to push. Option fields are snake_case, as on the wire; `class` may be a job class. */
@@ -102,8 +120,11 @@ export class Client {
   private readonly version: 6 | 7 | 8;
   private readonly sizeLimits: SizeLimits;
   private readonly router: WorkerRouter | undefined;
+  /** ms a push waits for an unconnected Redis (0: as long as it takes). */
+  private readonly connectTimeoutMs: number;
 
   constructor(options: ClientOptions = {}) {
+    this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
     this.reliable = resolveReliablePush(options.reliablePush);
     this.plugins = options.plugins ?? defaultPlugins();
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {} };
@@ -288,7 +309,14 @@ export class Client {
    */
   private async prepare(job: JobPayload, writing = true): Promise<string | null> {
     // Locks (deduplication, unique jobs, concurrency limits) live beside the job, on its queue's shard.
-    const args: ClientMiddlewareArgs = [job.class, job, job.queue, this.redisFor(job.queue)];
+    const redis = this.redisFor(job.queue);
+    if (redis.status !== "ready" && this.reliable === undefined && this.connectTimeoutMs > 0)
+      await whenReachable(
+        redis,
+        this.connectTimeoutMs,
+        "the client's connectTimeout (TSQ_CONNECT_TIMEOUT) sets the wait",
+      );
+    const args: ClientMiddlewareArgs = [job.class, job, job.queue, redis];
     let pluginsRan = this.pluginChain.size === 0;
     const ran = await this.middleware.invoke(args, async () => {
       if (!pluginsRan) pluginsRan = await this.pluginChain.invoke(args, async () => {});

@@ -16,7 +16,8 @@ import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { logger as rootLogger, type Logger } from "../platform/logger.js";
-import { connect, type TsqRedis } from "../platform/redis/connection.js";
+import { connect, describeConnectionError, type TsqRedis } from "../platform/redis/connection.js";
+import { redisTarget } from "../platform/redis/reachable.js";
 import { VERSION } from "../wire/version.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import type { JobEvents, ServerContext } from "./context.js";
@@ -292,12 +293,18 @@ export class Launcher {
    */
   private watchConnection(redis: TsqRedis, logger: Logger): void {
     let downSince: number | undefined;
+    let everReady = false;
+    let reason = "no answer";
+    redis.on("error", (error: unknown) => (reason = describeConnectionError(error)));
     redis.on("close", () => {
       if (downSince !== undefined || this.stopping) return;
       downSince = performance.now();
-      logger.error("Redis connection lost; retrying with back-off, jobs in flight are kept");
+      // A first connection that never succeeded was not "lost": say where and why.
+      if (everReady) logger.error("Redis connection lost; retrying with back-off, jobs in flight are kept");
+      else logger.error(`cannot reach Redis at ${redisTarget(redis)}: ${reason}; retrying with back-off`);
     });
     redis.on("ready", () => {
+      everReady = true;
       if (downSince === undefined) return;
       const seconds = Math.round((performance.now() - downSince) / 100) / 10;
       downSince = undefined;

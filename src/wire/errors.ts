@@ -89,3 +89,11 @@ export class JobInterrupted extends TsqError {
 export class IterationStateError extends TsqError {
   override name = "IterationStateError";
 }
+
+/**
+ * Redis could not be reached within the caller's deadline (a push's `connectTimeout`): nothing was
+ * written, so the call may be retried without risk of a duplicate.
+ */
+export class RedisUnreachableError extends TsqError {
+  override name = "RedisUnreachableError";
+}

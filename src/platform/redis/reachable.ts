@@ -1,0 +1,52 @@
+/**
+ * Waiting for a connection that is not up yet, with a deadline and a reason. ioredis queues commands
+ * while it reconnects (forever: tsq's connections never give up, see connection.ts), which is right for
+ * a worker but leaves a caller awaiting a push for as long as Redis is away. A caller that must answer
+ * waits here first: either the connection becomes ready, or it gets an error naming the host and the
+ * last connection failure, having written nothing.
+ */
+import type { Redis } from "ioredis";
+import { RedisUnreachableError } from "../../wire/errors.js";
+import { describeConnectionError } from "./connection.js";
+
+/** `host:port` (or the Sentinel group) of a connection, without any credential. */
+export function redisTarget(redis: Redis): string {
+  const { host, port, sentinels, name } = redis.options;
+  if (sentinels && sentinels.length > 0) return `the Sentinel primary "${name ?? "mymaster"}"`;
+  return `${host ?? "127.0.0.1"}:${port ?? 6379}`;
+}
+
+/**
+ * Resolves when `redis` is ready; rejects with RedisUnreachableError after `timeoutMs` (ms) without
+ * it, or at once when the connection was closed for good.
+ */
+export function whenReachable(redis: Redis, timeoutMs: number, hint: string): Promise<void> {
+  if (redis.status === "ready") return Promise.resolve();
+  if (redis.status === "end")
+    return Promise.reject(new RedisUnreachableError(`the connection to Redis at ${redisTarget(redis)} is closed`));
+  return new Promise((resolve, reject) => {
+    let reason = "no answer";
+    const onError = (error: unknown) => (reason = describeConnectionError(error));
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      redis.off("ready", onReady);
+      redis.off("error", onError);
+      redis.off("end", onEnd);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = () => finish();
+    const onEnd = () => finish(new RedisUnreachableError(`the connection to Redis at ${redisTarget(redis)} is closed`));
+    const timer = setTimeout(() => {
+      const seconds = Math.round(timeoutMs / 100) / 10;
+      finish(
+        new RedisUnreachableError(
+          `cannot reach Redis at ${redisTarget(redis)}: ${reason} (waited ${seconds} s; nothing was written; ${hint})`,
+        ),
+      );
+    }, timeoutMs);
+    redis.on("ready", onReady);
+    redis.on("error", onError);
+    redis.on("end", onEnd);
+  });
+}
