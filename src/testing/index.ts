@@ -14,7 +14,9 @@ import { defaultClient } from "../client/defaultClient.js";
 import type { JobPayload } from "../wire/payload.js";
 import { TestMode, type TestModeName, type TestModeOptions } from "./TestMode.js";
 
-export { startTestWorker, type TestWorker, type TestWorkerConfig } from "./TestWorker.js";
+import { startTestWorker as start, type TestWorker, type TestWorkerConfig } from "./TestWorker.js";
+
+export type { TestWorker, TestWorkerConfig } from "./TestWorker.js";
 export type { TestModeName, TestModeOptions } from "./TestMode.js";
 
 /** The one controller of this module. */
@@ -48,6 +50,18 @@ export function drainAll(): Promise<number> {
 /** Forgets every held job. */
 export function clearAll(): void {
   controller.clearAll();
+}
+
+/**
+ * A real in-process worker on a private redis-server (see TestWorker.ts), for integration tests in
+ * disable mode: in fake or inline mode pushes would never reach it, so it refuses to start.
+ */
+export async function startTestWorker(config: TestWorkerConfig): Promise<TestWorker> {
+  if (controller.mode !== "disable")
+    throw new Error(
+      `startTestWorker needs disable mode (real Redis) and the mode is ${controller.mode}: call disable() first`,
+    );
+  return start(config);
 }
 
 /** Every held job, oldest first within its class (each class's are `HardJob.jobs`). */
