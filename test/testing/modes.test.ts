@@ -4,9 +4,9 @@
  * it, failures reaching the caller), disable (Redis). No Redis is needed for fake and inline: the
  * process's REDIS_URL points at a closed port.
  */
-import { afterEach, test } from "node:test";
+import { after, afterEach, test } from "node:test";
 import assert from "node:assert/strict";
-import { Job, configureServer, Client, configureClient, defaultClient } from "tsq";
+import { Job, configureServer, Client, configureClient, defaultClient, closeDefaultClient } from "tsq";
 import { fake, inline, disable, drainAll, clearAll, allJobs, testMode } from "tsq/testing";
 import { ArgumentError } from "../../src/wire/errors.js";
 import { resetServerConfig } from "../../src/server/serverConfig.js";
@@ -43,6 +43,8 @@ class LooseJob extends Job {
   }
 }
 
+after(() => closeDefaultClient());
+
 afterEach(() => {
   clearAll();
   disable();
@@ -52,6 +54,9 @@ afterEach(() => {
 
 test("the default mode is disable", () => {
   assert.equal(testMode(), "disable");
+  assert.throws(() => HardJob.jobs, /HardJob.jobs needs tsq\/testing's fake mode: .* call fake\(\) first/);
+  fake();
+  disable();
   assert.throws(() => HardJob.jobs, /HardJob.jobs: jobs are held only in fake mode and the mode is disable/);
 });
 

@@ -38,7 +38,10 @@ test("a pushed chain of jobs and a due scheduled job have all run when drain res
   // The scheduled job is due within a second, so drain may end before it: drain again after it is due.
   await new Promise((resolve) => setTimeout(resolve, 1100));
   await tw.drain();
-  assert.deepEqual(done.filter((d) => d.startsWith("step")), ["step 4", "step 3", "step 2", "step 1", "step 0"]);
+  assert.deepEqual(
+    done.filter((d) => d.startsWith("step")),
+    ["step 4", "step 3", "step 2", "step 1", "step 0"],
+  );
   assert.ok(done.includes("later"));
   const info = await tw.client.redis.info("server");
   const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);

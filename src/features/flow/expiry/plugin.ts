@@ -17,7 +17,6 @@ declare module "../../../client/options.js" {
   }
 }
 
-
 export const expiry = definePlugin({
   name: "expiry",
   client() {

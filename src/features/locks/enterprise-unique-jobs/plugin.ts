@@ -15,7 +15,6 @@ declare module "../../../client/options.js" {
   interface JobOptions extends UniqueOptions {}
 }
 
-
 export const uniqueJobs = definePlugin({
   name: "unique-jobs",
   client() {

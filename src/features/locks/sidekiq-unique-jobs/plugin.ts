@@ -14,7 +14,6 @@ declare module "../../../client/options.js" {
   interface JobOptions extends SujOptions {}
 }
 
-
 export const sidekiqUniqueJobs = definePlugin({
   name: "sidekiq-unique-jobs",
   client() {
