@@ -4,6 +4,11 @@
  */
 import { useDefaultPlugins } from "./client/defaultPlugins.js";
 import { builtinPlugins } from "./plugins.js";
+// The job options these features merge into JobOptions (`uniqueFor`, `lock`, `expiresIn`) reach an
+// app's types through these imports: a declaration file keeps a bare import, not one used for values.
+import "./features/locks/enterprise-unique-jobs/plugin.js";
+import "./features/locks/sidekiq-unique-jobs/plugin.js";
+import "./features/flow/expiry/plugin.js";
 
 useDefaultPlugins(builtinPlugins());
 

@@ -23,7 +23,7 @@ import { currentRouter, type WorkerRouter } from "./attributes/WorkerRouter.js";
 import { normalizeItem } from "./normalize.js";
 import { oneFailure } from "./refusals.js";
 import { defaultPlugins } from "./defaultPlugins.js";
-import type { ClientHooks, ClientMiddlewareArgs, ClientPlugin, PreparedJob } from "./plugin.js";
+import type { ClientHooks, ClientMiddlewareArgs, ClientPlugin, PreparedJob, PushDiversion } from "./plugin.js";
 
 export type { ClientMiddlewareArgs, PreparedJob } from "./plugin.js";
 
@@ -66,6 +66,11 @@ export interface ClientOptions {
    * With reliable push the job is held in memory instead.
    */
   connectTimeout?: number;
+  /**
+   * Connect at the first command rather than at construction (the default client does: a process that
+   * only pushes in tsq/testing's fake or inline mode never opens a connection). Ignored with reliable push.
+   */
+  lazyConnect?: boolean;
 }
 
 /** Largest `connectTimeout` (s): Node's timers hold at most 2^31-1 ms. */
@@ -122,10 +127,13 @@ export class Client {
   private readonly router: WorkerRouter | undefined;
   /** ms a push waits for an unconnected Redis (0: as long as it takes). */
   private readonly connectTimeoutMs: number;
+  private readonly lazyConnect: boolean;
+  private diverted: PushDiversion | undefined;
 
   constructor(options: ClientOptions = {}) {
     this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
     this.reliable = resolveReliablePush(options.reliablePush);
+    this.lazyConnect = options.lazyConnect === true && this.reliable === undefined;
     this.plugins = options.plugins ?? defaultPlugins();
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {} };
     this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings }) ?? []);
@@ -148,6 +156,16 @@ export class Client {
     this.format = this.version === 8 ? "milliseconds" : "seconds";
     this.sizeLimits = resolveSizeLimits(options);
     this.router = options.router;
+  }
+
+  /** Pushes go to `diversion` instead of Redis while it is active (tsq/testing); undefined removes it. */
+  divert(diversion: PushDiversion | undefined): void {
+    this.diverted = diversion;
+  }
+
+  /** The diversion installed with `divert`, active or not. */
+  get diversion(): PushDiversion | undefined {
+    return this.diverted;
   }
 
   /** The plug-ins this client was built with, in list order (a worker builds its own client from them). */
@@ -279,6 +297,7 @@ export class Client {
     return connect(url, {
       name: "tsq-client",
       autoPipelining: false,
+      ...(this.lazyConnect ? { lazy: true } : {}),
       // Reliable push holds a push made while Redis is away instead of letting it wait in ioredis.
       ...(this.reliable ? { offlineQueue: false } : {}),
     });
@@ -310,19 +329,21 @@ export class Client {
   private async prepare(job: JobPayload, writing = true): Promise<string | null> {
     // Locks (deduplication, unique jobs, concurrency limits) live beside the job, on its queue's shard.
     const redis = this.redisFor(job.queue);
-    if (redis.status !== "ready" && this.reliable === undefined && this.connectTimeoutMs > 0)
+    const diverted = this.diverted?.active === true;
+    // Fake and inline test modes never touch Redis; reliable push holds the job itself.
+    if (!diverted && redis.status !== "ready" && this.reliable === undefined && this.connectTimeoutMs > 0)
       await whenReachable(
         redis,
         this.connectTimeoutMs,
         "the client's connectTimeout (TSQ_CONNECT_TIMEOUT) sets the wait",
       );
     const args: ClientMiddlewareArgs = [job.class, job, job.queue, redis];
-    let pluginsRan = this.pluginChain.size === 0;
+    let pluginsRan = diverted || this.pluginChain.size === 0;
     const ran = await this.middleware.invoke(args, async () => {
       if (!pluginsRan) pluginsRan = await this.pluginChain.invoke(args, async () => {});
     });
     if (!ran || !pluginsRan) return null;
-    for (const hook of this.hooks) hook.alternateWrite?.claim(job, writing);
+    if (!diverted) for (const hook of this.hooks) hook.alternateWrite?.claim(job, writing);
     verifyStrictArgs(job.args);
     for (const [key, value] of Object.entries(job)) {
       if (key !== "args") verifyStrictArgs(value, key);
@@ -349,6 +370,7 @@ export class Client {
 
   /** Groups prepared jobs by the Redis (shard) of their queue and writes each group in one round trip. */
   private async send(entries: PreparedJob[]): Promise<void> {
+    if (this.diverted?.active) return this.diverted.take(entries);
     if (this.shards === undefined) return this.home.write(entries);
     const groups = new Map<JobWriter, PreparedJob[]>();
     for (const entry of entries) {

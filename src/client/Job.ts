@@ -17,6 +17,8 @@ import { defaultClient } from "./defaultClient.js";
 import { jobNameOf, wireOptions, type JobClassLike, type JobOptions } from "./options.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import type { JobPayload } from "../wire/payload.js";
+import type { JsonSafeArgs } from "./jsonArgs.js";
+import type { PushDiversion } from "./plugin.js";
 
 /** Options accepted by `set`: job options plus when to run. */
 export interface SetOptions extends JobOptions {
@@ -32,7 +34,8 @@ export interface SetOptions extends JobOptions {
 // classes with their own constructors assignable.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 type JobClass<T extends Job = Job> = (abstract new (...args: any[]) => T) & JobClassLike;
-type PerformArgs<C extends JobClass> = Parameters<InstanceType<C>["perform"]>;
+/** `perform`'s parameters, each limited to what survives JSON (jsonArgs.ts): a Date parameter fails to compile. */
+type PerformArgs<C extends JobClass> = JsonSafeArgs<Parameters<InstanceType<C>["perform"]>>;
 
 /** Converts `performIn`/`performAt`/`wait` input to epoch seconds, or undefined for "now". */
 export function scheduledAt(when: Date | number): number | undefined {
@@ -58,15 +61,15 @@ export class Setter<C extends JobClass> {
   }
 
   performAsync(...args: PerformArgs<C>): Promise<string | null> {
-    return this.push(args, this.timeFromOptions());
+    return this.push(args as unknown[], this.timeFromOptions());
   }
 
   performIn(interval: number, ...args: PerformArgs<C>): Promise<string | null> {
-    return this.push(args, scheduledAt(interval));
+    return this.push(args as unknown[], scheduledAt(interval));
   }
 
   performAt(time: Date | number, ...args: PerformArgs<C>): Promise<string | null> {
-    return this.push(args, scheduledAt(time));
+    return this.push(args as unknown[], scheduledAt(time));
   }
 
   performBulk(argsList: PerformArgs<C>[], options: { batchSize?: number } = {}): Promise<(string | null)[]> {
@@ -146,6 +149,24 @@ export abstract class Job {
     return new Setter(this, {}).performAt(time, ...args);
   }
 
+  /**
+   * tsq/testing's fake mode: the jobs of this class pushed so far and not yet drained, oldest first, as
+   * stored (a scheduled one with its `at`, epoch seconds). Throws outside fake mode.
+   */
+  static get jobs(): readonly JobPayload[] {
+    return testDouble(this, "jobs").jobsOf(jobNameOf(this));
+  }
+
+  /** Fake mode: runs this class's held jobs, including those pushed while draining; resolves to how many ran. */
+  static drain(this: JobClassLike): Promise<number> {
+    return testDouble(this, "drain()").drainOf(jobNameOf(this));
+  }
+
+  /** Fake mode: forgets this class's held jobs. */
+  static clear(this: JobClassLike): void {
+    testDouble(this, "clear()").clearOf(jobNameOf(this));
+  }
+
   static performBulk<C extends JobClass>(
     this: C,
     argsList: PerformArgs<C>[],
@@ -153,6 +174,16 @@ export abstract class Job {
   ): Promise<(string | null)[]> {
     return new Setter(this, {}).performBulk(argsList, options);
   }
+}
+
+/** The default client's test double (tsq/testing), or an error saying how to get one. */
+function testDouble(klass: JobClassLike, what: string): PushDiversion {
+  const diversion = defaultClient().diversion;
+  if (!diversion)
+    throw new ArgumentError(
+      `${jobNameOf(klass)}.${what} needs tsq/testing's fake mode: import { fake } from "tsq/testing" and call fake() first`,
+    );
+  return diversion;
 }
 
 export { jobNameOf };

@@ -12,7 +12,8 @@ const scoped = new AsyncLocalStorage<Client>();
 export function defaultClient(): Client {
   const own = scoped.getStore();
   if (own) return own;
-  current ??= new Client();
+  // Lazy: a test in fake or inline mode (tsq/testing) never connects.
+  current ??= new Client({ lazyConnect: true });
   return current;
 }
 
@@ -25,6 +26,8 @@ export function withClient<T>(client: Client, fn: () => T): T {
 export function configureClient(options: ClientOptions | Client): Client {
   const previous = current;
   current = options instanceof Client ? options : new Client(options);
+  // tsq/testing's mode stays with the default client when the app replaces it.
+  if (previous?.diversion && current.diversion === undefined) current.divert(previous.diversion);
   if (previous && previous !== current) void previous.close();
   return current;
 }

@@ -1,9 +1,19 @@
 /**
  * Job options as users write them (camelCase, in `static options` or `set({...})`) and as they travel
- * on the wire (snake_case). Unknown options pass through, converted the same way.
+ * on the wire (snake_case). Options merged in by features or the app pass through, converted the same way.
  */
 import { ArgumentError } from "../wire/errors.js";
 
+/**
+ * The options every job has. Only known keys compile: `HardJob.set({ queueu: "low" })` is an error.
+ * Features add their own keys by declaration merging from their plugin.ts (unique jobs add `uniqueFor`,
+ * expiry adds `expiresIn`), so the core names none of them. An application's own middleware keys are
+ * added the same way (docs/testing.md#custom-job-options):
+ *
+ *   declare module "tsq" {
+ *     interface JobOptions { tenant?: string }
+ *   }
+ */
 export interface JobOptions {
   queue?: string;
   /** true (default: 25 retries), false (no retry, no dead set), or a number of retries. */
@@ -16,18 +26,6 @@ export interface JobOptions {
   /** false: never move to the dead set when retries run out. */
   dead?: boolean;
   tags?: string[];
-  /** Unique jobs (docs/unique-jobs.md): seconds the lock lasts at most; false bypasses it for a push. */
-  uniqueFor?: number | false;
-  /** "success" (default) or "start": when a unique job releases its lock. */
-  uniqueUntil?: "success" | "start";
-  /** false: a failed unique job releases its lock when its retry is scheduled (default true: keeps it). */
-  uniqueRetries?: boolean;
-  /**
-   * Seconds after the job's scheduled time (its `at`, else its push) after which it is dropped instead
-   * of run, never retried (Sidekiq Pro's `expires_in`). Unset: the job never expires.
-   */
-  expiresIn?: number;
-  [option: string]: unknown;
 }
 
 export function toSnakeCase(name: string): string {
@@ -35,7 +33,7 @@ export function toSnakeCase(name: string): string {
 }
 
 /** Converts option names to the wire's snake_case, dropping undefined values. */
-export function wireOptions(options: Record<string, unknown> | undefined): Record<string, unknown> {
+export function wireOptions(options: object | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (!options) return out;
   for (const [key, value] of Object.entries(options)) {

@@ -41,6 +41,24 @@ export interface AlternateWrite {
   landingLists?(job: JobPayload): string[];
 }
 
+/**
+ * Takes a Client's pushes instead of Redis (tsq/testing's fake and inline modes), installed with
+ * `client.divert()`. While `active`, a push runs normalize, stamps, the app's client middleware, strict
+ * args and serialization as usual, then goes to `take`; plug-ins' middleware and writes, which keep
+ * their state in Redis, are skipped. The `*Of` methods back `Job.jobs`, `Job.drain()` and `Job.clear()`.
+ */
+export interface PushDiversion {
+  readonly active: boolean;
+  /** Receives the jobs of one write, in order; a rejection fails the push. */
+  take(entries: readonly PreparedJob[]): Promise<void>;
+  /** The jobs of class `className` held in memory, oldest first. Throws when not holding jobs (not fake mode). */
+  jobsOf(className: string): readonly JobPayload[];
+  /** Runs the held jobs of `className`, including those pushed meanwhile; resolves to how many ran. */
+  drainOf(className: string): Promise<number>;
+  /** Forgets the held jobs of `className`. */
+  clearOf(className: string): void;
+}
+
 /** What a plug-in's client hooks are built from. */
 export interface ClientSetup {
   /** The Client's `concurrencyLimits` option and other per-feature settings, as given. */

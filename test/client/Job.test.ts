@@ -6,6 +6,13 @@ import { configureClient, closeDefaultClient } from "../../src/client/defaultCli
 import { ArgumentError } from "../../src/wire/errors.js";
 import { useRedis } from "../helpers/redis.js";
 
+// An app's own option, declared the documented way (docs/testing.md#custom-job-options).
+declare module "../../src/client/options.js" {
+  interface JobOptions {
+    customFlag?: boolean;
+  }
+}
+
 const redis = useRedis();
 
 class HardJob extends Job {

@@ -27,6 +27,10 @@ test("a push to a Redis nobody answers fails after connectTimeout, naming the ho
   assert.ok(!failure.message.includes("s3cret-pass"));
   // At least the timeout; well before ioredis's own retries would have ended (never, by design).
   assert.ok(waited >= 950 && waited < 30_000, `waited ${Math.round(waited)} ms`);
+  // A lazy client (the default one is) connects at its first push and gets the same answer.
+  const lazy = new Client({ redis: `redis://127.0.0.1:${port}/0`, connectTimeout: 1, lazyConnect: true, plugins: [] });
+  await assert.rejects(lazy.push({ class: "HardJob", args: [1] }), RedisUnreachableError);
+  await lazy.close();
 });
 
 test("a Redis that comes up within connectTimeout takes the push; bad TSQ_CONNECT_TIMEOUT is named", async () => {

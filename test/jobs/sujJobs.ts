@@ -56,7 +56,7 @@ async function exclusive(job: Job, seconds: number): Promise<void> {
 
 /** One runs at a time per args; a duplicate found running is pushed again for 5 s later. */
 export class SujWhileJob extends Job {
-  static override options = { lock: "while_executing", lockTtl: 60, onConflict: "reschedule" };
+  static override options = { lock: "while_executing", lockTtl: 60, onConflict: "reschedule" as const };
   async perform(_id: unknown, seconds = 0): Promise<void> {
     await exclusive(this, seconds);
   }
@@ -64,7 +64,7 @@ export class SujWhileJob extends Job {
 
 /** One runs at a time per args; a duplicate found running goes to the dead set. */
 export class SujWhileRejectJob extends Job {
-  static override options = { lock: "while_executing", lockTtl: 60, onConflict: "reject" };
+  static override options = { lock: "while_executing", lockTtl: 60, onConflict: "reject" as const };
   async perform(_id: unknown, seconds = 0): Promise<void> {
     await exclusive(this, seconds);
   }
@@ -80,25 +80,25 @@ export class SujWhileLogJob extends Job {
 
 /** until_executed with each conflict strategy on the push side. */
 export class SujRaiseJob extends Job {
-  static override options = { lock: "until_executed", lockTtl: 600, onConflict: "raise" };
+  static override options = { lock: "until_executed", lockTtl: 600, onConflict: "raise" as const };
   async perform(): Promise<void> {
     await run(this, 0);
   }
 }
 export class SujRejectJob extends Job {
-  static override options = { lock: "until_executed", lockTtl: 600, onConflict: "reject" };
+  static override options = { lock: "until_executed", lockTtl: 600, onConflict: "reject" as const };
   async perform(): Promise<void> {
     await run(this, 0);
   }
 }
 export class SujReplaceJob extends Job {
-  static override options = { lock: "until_executed", lockTtl: 600, onConflict: "replace" };
+  static override options = { lock: "until_executed", lockTtl: 600, onConflict: "replace" as const };
   async perform(): Promise<void> {
     await run(this, 0);
   }
 }
 export class SujRescheduleJob extends Job {
-  static override options = { lock: "until_executed", lockTtl: 600, onConflict: "reschedule" };
+  static override options = { lock: "until_executed", lockTtl: 600, onConflict: "reschedule" as const };
   async perform(_id: unknown, seconds = 0): Promise<void> {
     await run(this, seconds);
   }

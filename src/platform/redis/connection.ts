@@ -28,6 +28,8 @@ export interface ConnectOptions {
    * rather than being re-sent after the reconnect (reliable push holds and re-sends them itself).
    */
   offlineQueue?: boolean;
+  /** Connect at the first command instead of now. */
+  lazy?: boolean;
 }
 
 /** Returns the URL with any password replaced by `***`, safe for logs and errors. */
@@ -63,7 +65,7 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
     enableReadyCheck: true,
     // Reconnect delay in ms: 50 ms growing to 2 s, retried forever.
     retryStrategy: (times) => Math.min(times * 50, 2000),
-    lazyConnect: false,
+    lazyConnect: options.lazy === true,
     // Commands issued in the same tick go out as one pipeline (stats, heartbeats, jobs enqueuing jobs):
     // fewer writes under load. Blocking connections carry one command at a time, so there it would
     // only add bookkeeping.

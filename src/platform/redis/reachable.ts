@@ -26,6 +26,8 @@ export function whenReachable(redis: Redis, timeoutMs: number, hint: string): Pr
     return Promise.reject(new RedisUnreachableError(`the connection to Redis at ${redisTarget(redis)} is closed`));
   return new Promise((resolve, reject) => {
     let reason = "no answer";
+    // A lazy connection (status "wait") connects at its first command: start it, as that would.
+    if (redis.status === "wait") redis.connect().catch((error: unknown) => (reason = describeConnectionError(error)));
     const onError = (error: unknown) => (reason = describeConnectionError(error));
     const finish = (error?: Error) => {
       clearTimeout(timer);

@@ -7,6 +7,16 @@ import { jobNameOf } from "../../../client/options.js";
 import { dropIfExpired } from "./expire.js";
 import { stampExpiry } from "./stamp.js";
 
+declare module "../../../client/options.js" {
+  interface JobOptions {
+    /**
+     * Seconds after the job's scheduled time (its `at`, else its push) after which it is dropped instead
+     * of run, never retried (Sidekiq Pro's `expires_in`). Unset: the job never expires.
+     */
+    expiresIn?: number;
+  }
+}
+
 export const expiry = definePlugin({
   name: "expiry",
   client() {

@@ -7,6 +7,13 @@ import { definePlugin } from "../../../server/plugin.js";
 import { uniqueOnPush } from "./clientMiddleware.js";
 import { uniquePolicyOf } from "./policy.js";
 import { UniqueServerMiddleware } from "./ServerMiddleware.js";
+import type { UniqueOptions } from "./policy.js";
+
+// `uniqueFor`, `uniqueUntil`, `uniqueRetries` become job options wherever this feature is loaded.
+declare module "../../../client/options.js" {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a merge, not a new type
+  interface JobOptions extends UniqueOptions {}
+}
 
 export const uniqueJobs = definePlugin({
   name: "unique-jobs",

@@ -6,6 +6,13 @@
 import { definePlugin } from "../../../server/plugin.js";
 import { sujOnPush } from "./clientMiddleware.js";
 import { SujServerMiddleware } from "./ServerMiddleware.js";
+import type { SujOptions } from "./policy.js";
+
+// The gem's `lock`, `lockTtl`, `onConflict`, ... become job options wherever this feature is loaded.
+declare module "../../../client/options.js" {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a merge, not a new type
+  interface JobOptions extends SujOptions {}
+}
 
 export const sidekiqUniqueJobs = definePlugin({
   name: "sidekiq-unique-jobs",

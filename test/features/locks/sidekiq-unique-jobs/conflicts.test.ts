@@ -70,6 +70,7 @@ test("a bad declaration is refused at the first push with a ConfigError naming t
     static override options = { lock: "until_executed", lockTtl: -5 };
     perform(): void {}
   }
+  // @ts-expect-error -- a strategy the gem does not have: refused at the first push, tested here
   class UnknownStrategyJob extends Job {
     static override options = { lock: "while_executing", onConflict: { server: "explode" } };
     perform(): void {}
