@@ -83,7 +83,8 @@ async function knownQueues(
     for (const q of fromRedis ?? []) {
       const control = controlCharacterIn(q);
       if (control === undefined) known.add(q);
-      else log.warn({ queue: quoted(q) }, `the Redis "queues" set has a name with ${control}; leaving it out of the plan`);
+      else
+        log.warn({ queue: quoted(q) }, `the Redis "queues" set has a name with ${control}; leaving it out of the plan`);
     }
   }
   return [...known].sort();
@@ -173,7 +174,12 @@ async function plan(options: ClusterOptions, shards: ShardConnections, log: Logg
 /** `--list-queues`: each group's queues once (not each child's: --processes repeats a group). */
 function groupQueueLists(children: ChildPlan[]): string[][] {
   const byGroup = new Map<number, string[]>();
-  for (const child of children) if (!byGroup.has(child.group)) byGroup.set(child.group, child.queues.map((q) => q.name));
+  for (const child of children)
+    if (!byGroup.has(child.group))
+      byGroup.set(
+        child.group,
+        child.queues.map((q) => q.name),
+      );
   return [...byGroup.values()];
 }
 
@@ -207,9 +213,7 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   if (options.listQueues || options.dryrun) {
-    const text = options.listQueues
-      ? formatQueueList(groupQueueLists(children))
-      : formatPlan(children);
+    const text = options.listQueues ? formatQueueList(groupQueueLists(children)) : formatPlan(children);
     process.stdout.write(`${text}\n`);
     disconnectAll();
     return;

@@ -140,11 +140,7 @@ export function addWorkerFlags(command: Command): Command {
  * Parses `argv` (without node and the script: `process.argv.slice(2)`), reads the config file and the
  * environment, and returns the merged options plus the file's `cluster:` section for the supervisor.
  */
-export function resolveWorkerOptions(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): ResolvedWorkerOptions {
+export function resolveWorkerOptions(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ResolvedWorkerOptions {
   return resolveWorkerFlags(parseWorkerCommandLine<WorkerFlags>(buildWorkerCommand(), argv), env, cwd);
 }
 

@@ -78,11 +78,17 @@ describe("-n/--negate: each group is every known queue it does not select", () =
     const all = ok(cluster(["-r", GITLAB_WORKERS, "*", "--list-queues"]));
     const negated = ok(cluster(["-r", GITLAB_WORKERS, "-n", "urgency=high", "--list-queues"]));
     assert.ok(selected.length > 0 && negated.length > 0);
-    assert.deepEqual(negated, all.filter((queue) => !selected.includes(queue)));
+    assert.deepEqual(
+      negated,
+      all.filter((queue) => !selected.includes(queue)),
+    );
     // High-urgency classes that name no queue go to default, so it is left out; a namespace query keeps it.
     assert.ok(selected.includes("default") && !negated.includes("default"));
     const notCron = ok(cluster(["-r", GITLAB_WORKERS, "-n", "queue_namespace=cronjob", "--list-queues"]));
-    assert.deepEqual(notCron, all.filter((queue) => !queue.startsWith("cronjob:")));
+    assert.deepEqual(
+      notCron,
+      all.filter((queue) => !queue.startsWith("cronjob:")),
+    );
     assert.ok(notCron.includes("default"));
   });
 
@@ -106,7 +112,11 @@ describe("concurrency from the group's size (GitLab 16.x: queues + 1, clamped)",
     ["-m 0: no maximum", ["-m", "0"], [2, 6, 61]],
     ["-m 4", ["--max-concurrency", "4"], [2, 4, 4]],
     ["--min-concurrency 10", ["--min-concurrency", "10"], [10, 10, 20]],
-    ["--min-concurrency 10 -m 0: GitLab's quirk, the minimum never applies", ["--min-concurrency", "10", "-m", "0"], [2, 6, 61]],
+    [
+      "--min-concurrency 10 -m 0: GitLab's quirk, the minimum never applies",
+      ["--min-concurrency", "10", "-m", "0"],
+      [2, 6, 61],
+    ],
     ["--min-concurrency 30 -m 20: the maximum wins", ["--min-concurrency", "30", "-m", "20"], [20, 20, 20]],
     ["-c 7 beats -m and --min-concurrency", ["-c", "7", "-m", "3", "--min-concurrency", "10"], [7, 7, 7]],
   ];
@@ -144,7 +154,10 @@ describe("weights: group members weight 1 (random order per fetch), as GitLab's 
       'child 2 (group 2 "cronjob"): queues cronjob (weight 1), cronjob:x (weight 1), cronjob:y (weight 1); concurrency 4 (3 queues + 1)',
     ]);
     const query = ok(cluster(["-r", GITLAB_WORKERS, "queue_namespace=cronjob", "--dryrun"]));
-    assert.match(query[0]!, /queues cronjob:prune_old_events \(weight 1\), cronjob:remove_expired_members \(weight 1\), /);
+    assert.match(
+      query[0]!,
+      /queues cronjob:prune_old_events \(weight 1\), cronjob:remove_expired_members \(weight 1\), /,
+    );
     assert.deepEqual(ok(cluster(["a,a,b", "--strict-order", "--dryrun"])), [
       'child 0 (group 0 "a,a,b"): queues a, b; concurrency 4 (3 queues + 1)',
     ]);
@@ -180,7 +193,9 @@ describe("weights: group members weight 1 (random order per fetch), as GitLab's 
       `a job of ${last} ran; output:\n${proc.output().slice(-2000)}`,
       50,
     );
-    console.log(`first ${last} job after ${firstLeft.ran} jobs; ${queues[0]} still held ${firstLeft.left}/${PER_QUEUE}`);
+    console.log(
+      `first ${last} job after ${firstLeft.ran} jobs; ${queues[0]} still held ${firstLeft.left}/${PER_QUEUE}`,
+    );
     assert.ok(firstLeft.left > 0, `${queues[0]} was emptied before ${last} was served`);
     assert.equal(await proc.stop(15_000), 0);
   });
@@ -229,7 +244,12 @@ describe("default is a known queue for classes that name no queue", () => {
 describe("--list-queues with several groups prints each group's queues", () => {
   test("a blank line between groups; -d is --dryrun", async () => {
     await handle.redis.sadd("queues", ...KNOWN);
-    assert.equal(cluster(["b,a", "cronjob", "c", "--processes", "2", "--list-queues"]).stdout, "a\nb\n\ncronjob\ncronjob:x\ncronjob:y\n\nc\n");
-    assert.deepEqual(ok(cluster(["c", "-d"])), ['child 0 (group 0 "c"): queues c (weight 1); concurrency 2 (1 queue + 1)']);
+    assert.equal(
+      cluster(["b,a", "cronjob", "c", "--processes", "2", "--list-queues"]).stdout,
+      "a\nb\n\ncronjob\ncronjob:x\ncronjob:y\n\nc\n",
+    );
+    assert.deepEqual(ok(cluster(["c", "-d"])), [
+      'child 0 (group 0 "c"): queues c (weight 1); concurrency 2 (1 queue + 1)',
+    ]);
   });
 });

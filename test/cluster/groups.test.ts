@@ -22,7 +22,8 @@ function ones(...names: string[]): QueueSpec[] {
 /** Sized as GitLab 16.x does by default (-m 20, --min-concurrency 0). */
 const gitlab = {
   processesPerGroup: 1,
-  concurrency: (queues: readonly QueueSpec[]) => childConcurrency(queueEntries(queues), { fixed: undefined, min: 0, max: 20 }),
+  concurrency: (queues: readonly QueueSpec[]) =>
+    childConcurrency(queueEntries(queues), { fixed: undefined, min: 0, max: 20 }),
 };
 
 function configError(run: () => unknown, message: string): void {
