@@ -171,7 +171,7 @@ describe("bad flags are UsageErrors, bad settings ConfigErrors", () => {
   });
   test("-n without groups", () => usageError(["-n"], /^-n\/--negate needs queue groups/));
   test("--dryrun with --list-queues", () =>
-    usageError(["--dryrun", "--list-queues"], /^option '--dryrun' cannot be used with option '--list-queues'$/));
+    usageError(["--dryrun", "--list-queues"], /^option '-d, --dryrun' cannot be used with option '--list-queues'$/));
   test("groups with -q", () =>
     usageError(
       ["a,b", "-q", "c"],
