@@ -196,8 +196,8 @@ test("SIGKILL one child during work: the supervisor restarts it after its 1 s ba
   );
   const cluster = startCluster(t, ["-r", TEST_JOBS, "--processes", "4", "-c", String(CONCURRENCY), "-t", "5"]);
   const pid = cluster.child.pid!;
-  const before = await waitForChildren(pid, 4, 30_000, cluster);
-  await eventually(async () => Number(await handle.redis.get("counted")) >= 500, 30_000, "work under way");
+  const before = await waitForChildren(pid, 4, 90_000, cluster);
+  await eventually(async () => Number(await handle.redis.get("counted")) >= 500, 60_000, "work under way", 100);
 
   const [victimIdentity, victimPid] = [...before.entries()][1]!;
   process.kill(victimPid, "SIGKILL");
