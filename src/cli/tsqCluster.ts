@@ -13,17 +13,19 @@ import { connect, redactUrl } from "../platform/redis/connection.js";
 import { QUEUES } from "../wire/keys.js";
 import { Registry } from "../server/Registry.js";
 import { Supervisor } from "../cluster/Supervisor.js";
+import { childConcurrency } from "../cluster/concurrency.js";
+import { controlCharacterIn, quoted } from "../platform/config/controlCharacters.js";
 import {
   formatPlan,
   formatQueueList,
   planChildren,
+  queueEntries,
   resolveGroups,
   splitShard,
   type ChildPlan,
   type GroupWorkers,
 } from "../cluster/groups.js";
 import { WorkerRouter } from "../client/attributes/WorkerRouter.js";
-import type { QueueSpec } from "../platform/config/options.js";
 import { exitOnOptionError } from "../options/workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
 import { startClusterMetrics } from "../metrics/serve.js";
@@ -32,6 +34,9 @@ import { ShardConnections } from "../platform/shards/ShardConnections.js";
 import { resolveShardedGroups } from "../platform/shards/groupShards.js";
 import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
+
+/** Where a job that names no queue goes (Sidekiq's default). */
+const DEFAULT_QUEUE = "default";
 
 /** How long --dryrun / --list-queues wait for Redis's `queues` set before planning without it (ms). */
 const PLAN_REDIS_TIMEOUT = 3000;
@@ -46,8 +51,11 @@ async function loadWorkers(options: ClusterOptions): Promise<GroupWorkers> {
 }
 
 /**
- * Known queues = the Redis `queues` set ∪ queues the job module's classes declare or are routed to
- * (a rule or a namespace; not the `default` fallback) ∪ queues the routing rules name, sorted.
+ * Known queues = the Redis `queues` set ∪ the queues the job module's classes go to (declared, routed,
+ * namespace, or the `default` fallback of a class that names none) ∪ queues the routing rules name ∪
+ * `default`, sorted. `default` is always known: every push that names no queue lands there, so `*` and
+ * `-n` must cover it even before any such job was pushed (GitLab's DEFAULT_QUEUES likewise).
+ * A name from Redis with a control character is hostile or broken text: left out, with a warning.
  */
 async function knownQueues(
   options: ClusterOptions,
@@ -55,12 +63,8 @@ async function knownQueues(
   shards: ShardConnections,
   log: Logger,
 ): Promise<string[]> {
-  const known = new Set<string>(router.ruleQueues());
-  for (const worker of workers) {
-    const queue = router.queueOf(worker);
-    if (worker.declaredQueue !== undefined || router.route(worker) !== undefined || queue !== "default")
-      known.add(queue);
-  }
+  const known = new Set<string>([DEFAULT_QUEUE, ...router.ruleQueues()]);
+  for (const worker of workers) known.add(router.queueOf(worker));
   for (const { name: shard, queues } of shards.map.all()) {
     for (const queue of queues) known.add(queue);
     const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), PLAN_REDIS_TIMEOUT).unref());
@@ -76,7 +80,12 @@ async function knownQueues(
         { redis: redactUrl(shards.map.urlOf(shard)), ...(shards.map.sharded ? { shard } : {}) },
         "could not read the Redis `queues` set; planning with the job module's queues only",
       );
-    for (const q of fromRedis ?? []) known.add(q);
+    for (const q of fromRedis ?? []) {
+      const control = controlCharacterIn(q);
+      if (control === undefined) known.add(q);
+      else
+        log.warn({ queue: quoted(q) }, `the Redis "queues" set has a name with ${control}; leaving it out of the plan`);
+    }
   }
   return [...known].sort();
 }
@@ -128,29 +137,50 @@ async function plan(options: ClusterOptions, shards: ShardConnections, log: Logg
   const base = options.worker.capsules[0]!;
   const own = options.worker.shard ?? DEFAULT_SHARD;
   const named = options.groups?.some((group) => splitShard(group).shard !== undefined) ?? false;
-  let groups: { queues: QueueSpec[]; shard: string }[];
-  let labels: string[];
-  if (options.groups && options.groups.length > 0) {
-    const workers = await loadWorkers(options);
-    const known = await knownQueues(options, workers, shards, log);
-    groups =
-      shards.map.sharded || named
-        ? resolveShardedGroups(options.groups, known, shards.map, own, workers)
-        : resolveGroups(options.groups, known, workers).map((queues) => ({ queues, shard: own }));
-    labels = options.groups;
-  } else {
-    groups = [{ queues: base.queues, shard: own }];
-    labels = [base.queues.map((q) => q.name).join(",")];
+  if (!options.groups || options.groups.length === 0) {
+    // Without groups (sidekiqswarm style) every child is a `tsq` with the -q queues and its concurrency.
+    const label = base.queues.map((q) => q.name).join(",");
+    return planChildren(
+      [base.queues],
+      {
+        processesPerGroup: options.processes,
+        concurrency: () => ({ slots: base.concurrency }),
+        strictOrder: options.strictOrder,
+      },
+      [label],
+    ).map((child) => (shards.map.sharded ? { ...child, shard: own } : child));
   }
+  const workers = await loadWorkers(options);
+  const known = await knownQueues(options, workers, shards, log);
+  const resolve = { negate: options.negate };
+  const groups =
+    shards.map.sharded || named
+      ? resolveShardedGroups(options.groups, known, shards.map, own, workers, resolve)
+      : resolveGroups(options.groups, known, workers, resolve).map((queues) => ({ queues, shard: own }));
   const children = planChildren(
     groups.map((group) => group.queues),
-    options.processes,
-    base.concurrency,
-    labels,
+    {
+      processesPerGroup: options.processes,
+      concurrency: (queues) => childConcurrency(queueEntries(queues), options.concurrency),
+      strictOrder: options.strictOrder,
+    },
+    options.groups,
   );
   // Without shards the plan stays as before (no shard in --dryrun, every child on the one Redis).
   if (shards.map.sharded) for (const child of children) child.shard = groups[child.group]!.shard;
   return children;
+}
+
+/** `--list-queues`: each group's queues once (not each child's: --processes repeats a group). */
+function groupQueueLists(children: ChildPlan[]): string[][] {
+  const byGroup = new Map<number, string[]>();
+  for (const child of children)
+    if (!byGroup.has(child.group))
+      byGroup.set(
+        child.group,
+        child.queues.map((q) => q.name),
+      );
+  return [...byGroup.values()];
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -183,9 +213,7 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   if (options.listQueues || options.dryrun) {
-    const text = options.listQueues
-      ? formatQueueList([...new Set(children.flatMap((c) => c.queues.map((q) => q.name)))])
-      : formatPlan(children);
+    const text = options.listQueues ? formatQueueList(groupQueueLists(children)) : formatPlan(children);
     process.stdout.write(`${text}\n`);
     disconnectAll();
     return;
@@ -225,6 +253,7 @@ export async function main(argv: string[]): Promise<void> {
         group: c.groupLabel,
         queues: c.queues,
         concurrency: c.concurrency,
+        ...(c.concurrencyWhy === undefined ? {} : { concurrency_from: c.concurrencyWhy }),
       })),
     },
     "starting tsq-cluster",

@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import { relative } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { checkGroup } from "../cluster/groups.js";
+import { CONCURRENCY_DEFAULTS, type ConcurrencyRule } from "../cluster/concurrency.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import type { ClusterFileConfig } from "../platform/config/loadConfig.js";
 import type { WorkerOptions } from "../platform/config/options.js";
@@ -34,6 +35,16 @@ export interface ClusterOptions {
   worker: WorkerOptions;
   /** GROUP arguments, else `cluster.groups`; undefined: one group of the -q (or config `queues`) queues. */
   groups: string[] | undefined;
+  /** `-n/--negate`: each group becomes every known queue it does not select. */
+  negate: boolean;
+  /** `--strict-order`: children work their queues in the listed order instead of GitLab's weight-1 random order. */
+  strictOrder: boolean;
+  /**
+   * How children of groups are sized (src/cluster/concurrency.ts). `fixed` is the resolved concurrency
+   * when -c, config `concurrency` or TSQ_CONCURRENCY gave one; without groups every child has
+   * `worker.capsules[0].concurrency`, as `tsq` would.
+   */
+  concurrency: ConcurrencyRule;
   /** Children per group. */
   processes: number;
   dryrun: boolean;
@@ -69,6 +80,10 @@ export const CLUSTER_DEFAULTS = Object.freeze({
 } satisfies ClusterDefaults) as ClusterDefaults;
 
 interface ClusterFlags extends WorkerFlags {
+  negate?: boolean;
+  strictOrder?: boolean;
+  maxConcurrency?: number;
+  minConcurrency?: number;
   processes?: number;
   dryrun?: boolean;
   listQueues?: boolean;
@@ -86,21 +101,37 @@ export function buildClusterCommand(): Command {
     .argument(
       "[groups...]",
       'queue groups, each one comma-separated list: "*" = every known queue, a bare name also selects its ' +
-        '"name:*" queues, a name given twice gets weight 2; a group with = & | is a worker query such as ' +
-        '"urgency=high&resource_boundary!=cpu" (default: config cluster.groups, else one group of the -q queues)',
+        '"name:*" queues, every queue has weight 1 (random order per fetch), a name given twice weight 2; ' +
+        'a group with = & | is a worker query such as "urgency=high&resource_boundary!=cpu" ' +
+        "(default: config cluster.groups, else one group of the -q queues)",
     );
   return addWorkerFlags(command)
+    .option("-n, --negate", "run each group on every known queue except the ones it selects (GitLab --negate)")
+    .option(
+      "--strict-order",
+      "work each group's queues in the listed order, weights ignored (default: weight 1 each, random order per fetch)",
+    )
+    .option(
+      "-m, --max-concurrency <n>",
+      `most job slots per child sized from its group (queues + 1), 0 = no maximum (default: config cluster.max_concurrency, else ${CONCURRENCY_DEFAULTS.maxConcurrency}; ignored with -c)`,
+      nonNegativeIntegerFlag,
+    )
+    .option(
+      "--min-concurrency <n>",
+      `fewest job slots per child sized from its group; no effect with -m 0, as in GitLab (default: config cluster.min_concurrency, else ${CONCURRENCY_DEFAULTS.minConcurrency})`,
+      nonNegativeIntegerFlag,
+    )
     .option(
       "--processes <n>",
       `children per group (default: config cluster.processes, else 1 per group, or the number of CPUs, ${availableParallelism()} here, without groups)`,
       positiveIntegerFlag,
     )
     .addOption(
-      new Option("--dryrun", "print each planned child (queues, weights, concurrency) and exit").conflicts(
+      new Option("-d, --dryrun", "print each planned child (queues, weights, concurrency) and exit").conflicts(
         "listQueues",
       ),
     )
-    .option("--list-queues", "print the resolved queues and exit")
+    .option("--list-queues", "print each group's resolved queues, a blank line between groups, and exit")
     .option(
       "--max-memory <MB>",
       "replace a child whose resident memory exceeds this many MB (default: config cluster.max_memory_mb, else no limit)",
@@ -131,8 +162,21 @@ export function buildClusterCommand(): Command {
 export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ClusterOptions {
   const command = buildClusterCommand();
   const flags = parseWorkerCommandLine<ClusterFlags>(command, argv);
-  const { processes, dryrun, listQueues, maxMemory, hangThreshold, metricsPort, metricsHost, webPort, ...workerFlags } =
-    flags;
+  const {
+    negate,
+    strictOrder,
+    maxConcurrency,
+    minConcurrency,
+    processes,
+    dryrun,
+    listQueues,
+    maxMemory,
+    hangThreshold,
+    metricsPort,
+    metricsHost,
+    webPort,
+    ...workerFlags
+  } = flags;
   const positional = (command.processedArgs[0] as string[] | undefined) ?? [];
   if (positional.length > 0 && workerFlags.queue !== undefined) {
     throw new UsageError(
@@ -140,12 +184,25 @@ export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cw
       command.helpInformation(),
     );
   }
-  const { options, cluster = {} } = resolveWorkerFlags(workerFlags, env, cwd);
+  const { options, cluster = {}, concurrencyGiven } = resolveWorkerFlags(workerFlags, env, cwd);
   const groups =
     positional.length > 0 ? checkGroups(positional) : fileGroups(cluster, workerFlags, options.configFile, cwd);
+  if (negate && groups === undefined) {
+    throw new UsageError(
+      "-n/--negate needs queue groups: give the queues to leave out, e.g. tsq-cluster -n cronjob",
+      command.helpInformation(),
+    );
+  }
   return {
     worker: { ...options, metricsPort: undefined },
     groups,
+    negate: negate ?? false,
+    strictOrder: strictOrder ?? false,
+    concurrency: {
+      fixed: concurrencyGiven ? options.capsules[0]!.concurrency : undefined,
+      max: maxConcurrency ?? cluster.maxConcurrency ?? CONCURRENCY_DEFAULTS.maxConcurrency,
+      min: minConcurrency ?? cluster.minConcurrency ?? CONCURRENCY_DEFAULTS.minConcurrency,
+    },
     // Each group is one child, as in GitLab's sidekiq-cluster; without groups, one child per CPU (sidekiqswarm).
     processes: processes ?? cluster.processes ?? (groups ? 1 : availableParallelism()),
     dryrun: dryrun ?? false,
@@ -178,6 +235,11 @@ function fileGroups(
     if (!(error instanceof ConfigError) || configFile === undefined) throw error;
     throw new ConfigError(`${relative(cwd, configFile)}: cluster.groups: ${error.message}`);
   }
+}
+
+function nonNegativeIntegerFlag(text: string): number {
+  if (!/^\d+$/.test(text.trim())) throw new InvalidArgumentError("Expected an integer >= 0.");
+  return Number(text);
 }
 
 function megabytesFlag(text: string): number {

@@ -18,6 +18,7 @@ import {
 } from "../platform/config/loadConfig.js";
 import type { CapsuleConfig, FetchMode, QueueSpec, WorkerOptions } from "../platform/config/options.js";
 import { ConfigError } from "../wire/errors.js";
+import { quoted, refuseControlCharacters } from "../platform/config/controlCharacters.js";
 import { redactUrl } from "../platform/redis/connection.js";
 import { REDIS_URL_FORMAT } from "../platform/redis/redisUrl.js";
 import { redactText, registerArgvSecrets, registerUrlSecrets } from "../platform/secrets.js";
@@ -139,27 +140,28 @@ export function addWorkerFlags(command: Command): Command {
  * Parses `argv` (without node and the script: `process.argv.slice(2)`), reads the config file and the
  * environment, and returns the merged options plus the file's `cluster:` section for the supervisor.
  */
-export function resolveWorkerOptions(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): { options: WorkerOptions; cluster: ClusterFileConfig | undefined } {
+export function resolveWorkerOptions(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ResolvedWorkerOptions {
   return resolveWorkerFlags(parseWorkerCommandLine<WorkerFlags>(buildWorkerCommand(), argv), env, cwd);
 }
 
+export interface ResolvedWorkerOptions {
+  options: WorkerOptions;
+  cluster: ClusterFileConfig | undefined;
+  /** True when -c, the config file or TSQ_CONCURRENCY set the concurrency (false: DEFAULTS). */
+  concurrencyGiven: boolean;
+}
+
 /** resolveWorkerOptions for flags already parsed by parseWorkerCommandLine (as `tsq-cluster` does). */
-export function resolveWorkerFlags(
-  flags: WorkerFlags,
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): { options: WorkerOptions; cluster: ClusterFileConfig | undefined } {
+export function resolveWorkerFlags(flags: WorkerFlags, env: NodeJS.ProcessEnv, cwd: string): ResolvedWorkerOptions {
   const environment = flags.environment ?? environmentName(env);
   const config = locateConfig(flags.config, cwd);
   const file = config ? loadConfig(config.path, environment, config.label) : {};
-  const options = merge(flags, file, readEnvironment(env), { cwd, environment, configFile: config?.path });
+  const fromEnv = readEnvironment(env);
+  const options = merge(flags, file, fromEnv, { cwd, environment, configFile: config?.path });
   for (const url of [options.redisUrl, ...(options.shards ?? []).map((shard) => shard.url)]) registerUrlSecrets(url);
   registerUrlSecrets(options.defaultRedisUrl);
-  return { options, cluster: file.cluster };
+  const concurrencyGiven = (flags.concurrency ?? file.concurrency ?? fromEnv.concurrency) !== undefined;
+  return { options, cluster: file.cluster, concurrencyGiven };
 }
 
 /** Prints a UsageError or ConfigError as `<program>: <message>` (plus usage) and exits 2; rethrows anything else. */
@@ -213,6 +215,8 @@ function exitOnlyForHelpOrVersion(error: CommanderError): never {
 }
 
 function collectQueue(text: string, previous: QueueSpec[] | undefined): QueueSpec[] {
+  // Before parseQueueText trims: "critical\n" from a template is a mistake to report, not to tidy.
+  refuseControlCharacters(text, `-q ${quoted(text)}`);
   const queue = parseQueueText(text);
   if (queue === undefined) throw new InvalidArgumentError(`Expected ${QUEUE_FORMAT}.`);
   return [...(previous ?? []), queue];

@@ -44,6 +44,9 @@ describe("defaults", () => {
       {
         worker: undefined,
         groups: undefined,
+        negate: false,
+        strictOrder: false,
+        concurrency: { fixed: undefined, max: 20, min: 0 },
         processes: availableParallelism(),
         dryrun: false,
         listQueues: false,
@@ -95,6 +98,29 @@ describe("precedence: flag > config file > default", () => {
     assert.deepEqual([flag.maxMemoryMb, flag.hangThreshold], [256.5, 90]);
   });
 
+  test("-m and --min-concurrency: flag, then cluster.max_concurrency / min_concurrency, then GitLab 16.x's 20 and 0", () => {
+    const file = "cluster:\n  max_concurrency: 0\n  min_concurrency: 4\n";
+    assert.deepEqual(resolve(["a"], file).concurrency, { fixed: undefined, max: 0, min: 4 });
+    assert.deepEqual(resolve(["a", "-m", "7", "--min-concurrency", "0"], file).concurrency, {
+      fixed: undefined,
+      max: 7,
+      min: 0,
+    });
+  });
+
+  test("a concurrency from -c, the config file or TSQ_CONCURRENCY is fixed for every child", () => {
+    assert.equal(resolve(["a", "-c", "3"]).concurrency.fixed, 3);
+    assert.equal(resolve(["a"], clusterFile).concurrency.fixed, 4);
+    assert.equal(resolve(["a"], undefined, { TSQ_CONCURRENCY: "6" }).concurrency.fixed, 6);
+  });
+
+  test("-n, --strict-order, -d", () => {
+    assert.deepEqual(
+      [resolve(["-n", "a"]).negate, resolve(["--strict-order", "a"]).strictOrder, resolve(["-d"]).dryrun],
+      [true, true, true],
+    );
+  });
+
   test("--dryrun and --list-queues", () => {
     assert.equal(resolve(["--dryrun"]).dryrun, true);
     assert.equal(resolve(["--list-queues"]).listQueues, true);
@@ -139,8 +165,13 @@ describe("bad flags are UsageErrors, bad settings ConfigErrors", () => {
     usageError(["--hang-threshold", "0"], /^option '--hang-threshold <seconds>' argument '0' is invalid/));
   test("bad --metrics-port", () =>
     usageError(["--metrics-port", "70000"], /argument '70000' is invalid\. Expected a TCP port/));
+  test("bad -m and --min-concurrency", () => {
+    usageError(["-m", "-1"], /argument '-1' is invalid\. Expected an integer >= 0\.$/);
+    usageError(["--min-concurrency", "x"], /argument 'x' is invalid\. Expected an integer >= 0\.$/);
+  });
+  test("-n without groups", () => usageError(["-n"], /^-n\/--negate needs queue groups/));
   test("--dryrun with --list-queues", () =>
-    usageError(["--dryrun", "--list-queues"], /^option '--dryrun' cannot be used with option '--list-queues'$/));
+    usageError(["--dryrun", "--list-queues"], /^option '-d, --dryrun' cannot be used with option '--list-queues'$/));
   test("groups with -q", () =>
     usageError(
       ["a,b", "-q", "c"],
@@ -194,7 +225,11 @@ describe("help", () => {
       "--redis-url",
       "--fetch",
       "--processes <n>",
-      "--dryrun",
+      "-n, --negate",
+      "--strict-order",
+      "-m, --max-concurrency <n>",
+      "--min-concurrency <n>",
+      "-d, --dryrun",
       "--list-queues",
       "--max-memory <MB>",
       "--hang-threshold <seconds>",

@@ -1,15 +1,30 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { formatPlan, formatQueueList, parseGroup, planChildren, resolveGroups } from "../../src/cluster/groups.js";
+import {
+  formatPlan,
+  formatQueueList,
+  parseGroup,
+  planChildren,
+  queueEntries,
+  resolveGroups,
+} from "../../src/cluster/groups.js";
+import { childConcurrency } from "../../src/cluster/concurrency.js";
 import type { QueueSpec } from "../../src/platform/config/options.js";
 import { ConfigError } from "../../src/wire/errors.js";
 
 const known = ["a", "b", "c", "d", "cronjob:x", "cronjob:y"];
 
-/** Queues with no weight (strict order). */
-function strict(...names: string[]): QueueSpec[] {
-  return names.map((name) => ({ name, weight: 0 }));
+/** Queues of weight 1 each (GitLab's tally: random order per fetch). */
+function ones(...names: string[]): QueueSpec[] {
+  return names.map((name) => ({ name, weight: 1 }));
 }
+
+/** Sized as GitLab 16.x does by default (-m 20, --min-concurrency 0). */
+const gitlab = {
+  processesPerGroup: 1,
+  concurrency: (queues: readonly QueueSpec[]) =>
+    childConcurrency(queueEntries(queues), { fixed: undefined, min: 0, max: 20 }),
+};
 
 function configError(run: () => unknown, message: string): void {
   assert.throws(run, (error: unknown) => {
@@ -22,18 +37,18 @@ function configError(run: () => unknown, message: string): void {
 describe("resolveGroups", () => {
   test('"a,b" c "*": one queue list per group, "*" is every known queue in the given order', () => {
     assert.deepEqual(resolveGroups(["a,b", "c", "*"], known), [
-      strict("a", "b"),
-      strict("c"),
-      strict("a", "b", "c", "d", "cronjob:x", "cronjob:y"),
+      ones("a", "b"),
+      ones("c"),
+      ones("a", "b", "c", "d", "cronjob:x", "cronjob:y"),
     ]);
   });
 
   test("a bare name selects its namespace, and itself even when not known", () => {
-    assert.deepEqual(resolveGroups(["cronjob"], known), [strict("cronjob", "cronjob:x", "cronjob:y")]);
-    assert.deepEqual(resolveGroups(["cronjob:x"], known), [strict("cronjob:x")]);
-    assert.deepEqual(resolveGroups(["new"], []), [strict("new")]);
+    assert.deepEqual(resolveGroups(["cronjob"], known), [ones("cronjob", "cronjob:x", "cronjob:y")]);
+    assert.deepEqual(resolveGroups(["cronjob:x"], known), [ones("cronjob:x")]);
+    assert.deepEqual(resolveGroups(["new"], []), [ones("new")]);
     // A prefix is not a namespace: "cron" does not select "cronjob:x".
-    assert.deepEqual(resolveGroups(["cron"], known), [strict("cron")]);
+    assert.deepEqual(resolveGroups(["cron"], known), [ones("cron")]);
   });
 
   test("a queue named twice gets weight 2, the others 1", () => {
@@ -62,8 +77,8 @@ describe("resolveGroups", () => {
     ]);
   });
 
-  test('"*" and a name select a queue once; naming it twice still weighs it', () => {
-    assert.deepEqual(resolveGroups(["c,*"], known), [strict("c", "a", "b", "d", "cronjob:x", "cronjob:y")]);
+  test('"*" and a name select a queue once (weight 1); naming it twice still weighs it', () => {
+    assert.deepEqual(resolveGroups(["c,*"], known), [ones("c", "a", "b", "d", "cronjob:x", "cronjob:y")]);
     assert.deepEqual(resolveGroups(["*,c,c"], ["a", "c"]), [
       [
         { name: "a", weight: 1 },
@@ -79,8 +94,8 @@ describe("resolveGroups", () => {
   });
 
   test("spaces around names are ignored, and known queues are de-duplicated", () => {
-    assert.deepEqual(resolveGroups([" a , b "], known), [strict("a", "b")]);
-    assert.deepEqual(resolveGroups(["*"], ["a", "a", "b"]), [strict("a", "b")]);
+    assert.deepEqual(resolveGroups([" a , b "], known), [ones("a", "b")]);
+    assert.deepEqual(resolveGroups(["*"], ["a", "a", "b"]), [ones("a", "b")]);
   });
 
   test("every error names the group", () => {
@@ -126,7 +141,7 @@ describe("planChildren", () => {
   const labels = ["a,b", "c", "*"];
 
   test("one child per group, numbered across groups", () => {
-    const plan = planChildren(groups, 1, 10, labels);
+    const plan = planChildren(groups, { processesPerGroup: 1, concurrency: () => ({ slots: 10 }) }, labels);
     assert.deepEqual(
       plan.map(({ index, group, groupLabel, queues, concurrency }) => [
         index,
@@ -144,7 +159,7 @@ describe("planChildren", () => {
   });
 
   test("--processes 2: two children per group", () => {
-    const plan = planChildren(groups, 2, 5, labels);
+    const plan = planChildren(groups, { processesPerGroup: 2, concurrency: () => ({ slots: 5 }) }, labels);
     assert.deepEqual(
       plan.map(({ index, group }) => [index, group]),
       [
@@ -161,23 +176,29 @@ describe("planChildren", () => {
   });
 
   test("mismatched labels and a bad process count are programming errors", () => {
-    assert.throws(() => planChildren(groups, 1, 10, ["a,b"]), RangeError);
-    assert.throws(() => planChildren(groups, 0, 10, labels), RangeError);
+    assert.throws(() => planChildren(groups, gitlab, ["a,b"]), RangeError);
+    assert.throws(() => planChildren(groups, { ...gitlab, processesPerGroup: 0 }, labels), RangeError);
   });
 });
 
 describe("formatting", () => {
-  test("--dryrun: one line per child, weights when given", () => {
-    const plan = planChildren(resolveGroups(["a,b", "a,a,b"], known), 1, 10, ["a,b", "a,a,b"]);
+  test("--dryrun: one line per child, with its weights and its concurrency and why", () => {
+    const plan = planChildren(resolveGroups(["a,b", "a,a,b"], known), gitlab, ["a,b", "a,a,b"]);
     assert.equal(
       formatPlan(plan),
-      'child 0 (group 0 "a,b"): queues a, b; concurrency 10\n' +
-        'child 1 (group 1 "a,a,b"): queues a (weight 2), b (weight 1); concurrency 10',
+      'child 0 (group 0 "a,b"): queues a (weight 1), b (weight 1); concurrency 3 (2 queues + 1)\n' +
+        'child 1 (group 1 "a,a,b"): queues a (weight 2), b (weight 1); concurrency 4 (3 queues + 1)',
     );
   });
 
-  test("--list-queues: each queue once, sorted", () => {
-    assert.equal(formatQueueList(["c", "a", "cronjob:x", "a", "b"]), "a\nb\nc\ncronjob:x");
+  test("--strict-order: weights dropped after sizing, so the listed order holds", () => {
+    const plan = planChildren(resolveGroups(["a,a,b"], known), { ...gitlab, strictOrder: true }, ["a,a,b"]);
+    assert.equal(formatPlan(plan), 'child 0 (group 0 "a,a,b"): queues a, b; concurrency 4 (3 queues + 1)');
+  });
+
+  test("--list-queues: each group's queues once, sorted, a blank line between groups", () => {
+    assert.equal(formatQueueList([["c", "a", "cronjob:x", "a", "b"]]), "a\nb\nc\ncronjob:x");
+    assert.equal(formatQueueList([["b", "a"], ["c"], ["d", "a"]]), "a\nb\n\nc\n\na\nd");
     assert.equal(formatQueueList([]), "");
   });
 });

@@ -36,10 +36,11 @@ describe("tsq-cluster query groups", () => {
     const run = cluster(["urgency=high&resource_boundary!=cpu", "resource_boundary=cpu", "--dryrun"], OWN_QUEUES);
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(lines(run.stdout), [
-      'child 0 (group 0 "urgency=high&resource_boundary!=cpu"): queues authorized_projects, email_receiver, process_commit; concurrency 10',
-      'child 1 (group 1 "resource_boundary=cpu"): queues cronjob:stuck_ci_jobs, elastic_indexer, git_garbage_collect, ' +
-        "mail_scheduler:mail_scheduler_notification_service, mergeability, new_note, pipeline_processing:ci_build_finished, " +
-        "pipeline_processing:pipeline_process, post_receive; concurrency 10",
+      'child 0 (group 0 "urgency=high&resource_boundary!=cpu"): queues authorized_projects (weight 1), email_receiver (weight 1), process_commit (weight 1); concurrency 4 (3 queues + 1)',
+      'child 1 (group 1 "resource_boundary=cpu"): queues cronjob:stuck_ci_jobs (weight 1), elastic_indexer (weight 1), ' +
+        "git_garbage_collect (weight 1), mail_scheduler:mail_scheduler_notification_service (weight 1), " +
+        "mergeability (weight 1), new_note (weight 1), pipeline_processing:ci_build_finished (weight 1), " +
+        "pipeline_processing:pipeline_process (weight 1), post_receive (weight 1); concurrency 10 (9 queues + 1)",
     ]);
   });
 
@@ -65,11 +66,11 @@ describe("tsq-cluster query groups", () => {
     );
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(lines(run.stdout), [
-      'child 0 (group 0 "urgency=high&resource_boundary!=cpu"): queues urgent; concurrency 10',
+      'child 0 (group 0 "urgency=high&resource_boundary!=cpu"): queues urgent (weight 1); concurrency 2 (1 queue + 1)',
       // cpu-bound high-urgency classes are routed to `urgent` by the first rule; `mergeability` is declared.
-      'child 1 (group 1 "resource_boundary=cpu"): queues cpu_boundary, mergeability, urgent; concurrency 10',
-      'child 2 (group 2 "*"): queues cpu_boundary, default, mergeability, urgent; concurrency 10',
-      'child 3 (group 3 "critical,low"): queues critical, low; concurrency 10',
+      'child 1 (group 1 "resource_boundary=cpu"): queues cpu_boundary (weight 1), mergeability (weight 1), urgent (weight 1); concurrency 4 (3 queues + 1)',
+      'child 2 (group 2 "*"): queues cpu_boundary (weight 1), default (weight 1), mergeability (weight 1), urgent (weight 1); concurrency 5 (4 queues + 1)',
+      'child 3 (group 3 "critical,low"): queues critical (weight 1), low (weight 1); concurrency 3 (2 queues + 1)',
     ]);
   });
 
@@ -77,8 +78,8 @@ describe("tsq-cluster query groups", () => {
     const run = cluster(["queue_namespace=cronjob", "urgency=high", "--dryrun"]);
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(lines(run.stdout), [
-      'child 0 (group 0 "queue_namespace=cronjob"): queues cronjob:prune_old_events, cronjob:remove_expired_members, cronjob:stuck_ci_jobs; concurrency 10',
-      'child 1 (group 1 "urgency=high"): queues default, pipeline_processing:ci_build_finished, pipeline_processing:pipeline_process; concurrency 10',
+      'child 0 (group 0 "queue_namespace=cronjob"): queues cronjob:prune_old_events (weight 1), cronjob:remove_expired_members (weight 1), cronjob:stuck_ci_jobs (weight 1); concurrency 4 (3 queues + 1)',
+      'child 1 (group 1 "urgency=high"): queues default (weight 1), pipeline_processing:ci_build_finished (weight 1), pipeline_processing:pipeline_process (weight 1); concurrency 4 (3 queues + 1)',
     ]);
   });
 

@@ -55,6 +55,10 @@ export interface ClusterFileConfig {
   maxMemoryMb?: number;
   /** Seconds without a heartbeat after which a child counts as hung. */
   hangThreshold?: number;
+  /** Most job slots per child sized from its group (`-m`); 0 = no maximum. */
+  maxConcurrency?: number;
+  /** Fewest job slots per child sized from its group (`--min-concurrency`). */
+  minConcurrency?: number;
   metrics?: MetricsFileConfig;
 }
 
@@ -352,6 +356,8 @@ const CLUSTER: Schema<ClusterFileConfig> = {
   groups,
   maxMemoryMb: positiveNumber,
   hangThreshold: positiveNumber,
+  maxConcurrency: nonNegativeInteger,
+  minConcurrency: nonNegativeInteger,
   metrics: nested(METRICS),
 };
 

@@ -10,7 +10,7 @@
  */
 import type { QueueSpec } from "../config/options.js";
 import { ConfigError } from "../../wire/errors.js";
-import { resolveGroupAt, splitShard, type GroupWorkers } from "../../cluster/groups.js";
+import { resolveGroupAt, splitShard, type GroupWorkers, type ResolveOptions } from "../../cluster/groups.js";
 import { looksLikeQuery } from "../../client/attributes/query.js";
 import type { ShardMap } from "./ShardMap.js";
 
@@ -26,6 +26,7 @@ export function resolveShardedGroups(
   map: ShardMap,
   fallback: string,
   workers?: GroupWorkers,
+  options: ResolveOptions = {},
 ): ShardedGroup[] {
   return groups.map((group, index) => {
     const { body, shard: named } = splitShard(group);
@@ -36,7 +37,7 @@ export function resolveShardedGroups(
     const wildcard = !looksLikeQuery(body) && body.split(",").some((entry) => entry.trim() === "*");
     const home = named ?? (wildcard ? fallback : undefined);
     const candidates = home === undefined ? known : known.filter((queue) => map.shardOf(queue) === home);
-    const queues = resolveGroupAt(body, index, candidates, workers);
+    const queues = resolveGroupAt(body, index, candidates, workers, options);
     if (home !== undefined) {
       map.checkServes(
         home,

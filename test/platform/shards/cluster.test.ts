@@ -172,9 +172,9 @@ test("--dryrun shows each child's shard; a group spanning shards exits 2 naming 
     });
   const plan = run(["a", "b", "*@two", "--dryrun"]);
   assert.equal(plan.status, 0, plan.stderr);
-  assert.match(plan.stdout, /child 0 \(group 0 "a"\): shard default; queues a;/);
-  assert.match(plan.stdout, /child 1 \(group 1 "b"\): shard two; queues b;/);
-  assert.match(plan.stdout, /child 2 \(group 2 "\*@two"\): shard two; queues b;/);
+  assert.match(plan.stdout, /child 0 \(group 0 "a"\): shard default; queues a \(weight 1\);/);
+  assert.match(plan.stdout, /child 1 \(group 1 "b"\): shard two; queues b \(weight 1\);/);
+  assert.match(plan.stdout, /child 2 \(group 2 "\*@two"\): shard two; queues b \(weight 1\);/);
   const bad = run(["a,b", "--dryrun"]);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /has queues on shards default \(a\) and two \(b\)/);
