@@ -116,17 +116,18 @@ export class Processor {
       if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
-      let perform = () => Promise.resolve(instance.perform(...(resolved ? resolved.prepare(instance) : job.args)));
+      // The value is kept here, innermost, so an aroundPerform that drops it cannot lose it.
+      let perform = () =>
+        Promise.resolve(instance.perform(...(resolved ? resolved.prepare(instance) : job.args))).then((value) => {
+          returned = value;
+          return value;
+        });
       for (const around of [...this.aroundPerforms].reverse()) {
         const inner = perform;
         perform = () => around(inner, job, unit.queue);
       }
       let run = async (): Promise<void> => {
-        await this.middleware.invoke([instance, job, unit.queue], () =>
-          perform().then((value) => {
-            returned = value;
-          }),
-        );
+        await this.middleware.invoke([instance, job, unit.queue], () => perform().then(() => {}));
       };
       for (const around of [...this.arounds].reverse()) {
         const inner = run;
