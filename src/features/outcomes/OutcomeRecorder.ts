@@ -1,11 +1,10 @@
 /**
- * OutcomeRecorder: writes the end of an opted-in job, one MULTI per job, sent in the tick of its
- * acknowledgement so auto-pipelining carries both in one round trip:
+ * OutcomeRecorder: writes the end of an opted-in job, one record-outcome-2.lua call per job, sent in
+ * the tick of its acknowledgement so auto-pipelining carries it with the ack (or the next fetch) in one
+ * round trip:
  *
- *   MULTI
  *   SET tsq:result:<jid> <record JSON> EX <ttl s>
  *   XADD tsq:outcomes MAXLEN ~ 10000 * jid <jid> class <name> queue <q> status <s> [error_class .. error_message ..]
- *   EXEC
  *
  * The key and the event land together (a waiter that reads the key after the event, or the event after
  * reading no key, sees a consistent pair: see OutcomeWatcher). A job whose class does not opt in costs
@@ -67,14 +66,8 @@ export class OutcomeRecorder implements Service {
     const fields = ["jid", job.jid, "class", klass, "queue", queue, "status", status];
     if (error) fields.push("error_class", error.class, "error_message", error.message.slice(0, STREAM_MESSAGE_CHARS));
     const write = this.ctx.redis
-      .multi()
-      .set(resultKey(job.jid), json, "EX", policy.ttlSeconds)
-      .xadd(OUTCOMES, "MAXLEN", "~", STREAM_LENGTH, "*", ...fields)
-      .exec()
-      .then((replies) => {
-        const failed = replies?.find(([replyError]) => replyError)?.[0];
-        if (failed) throw failed;
-      })
+      .recordOutcome(resultKey(job.jid), OUTCOMES, json, policy.ttlSeconds, STREAM_LENGTH, ...fields)
+      .then(() => undefined)
       .catch((writeError: unknown) =>
         this.ctx.logger.error({ err: writeError, jid: job.jid }, "could not record the job's outcome"),
       )

@@ -31,7 +31,7 @@ export function readPolicy(value: unknown): ResultPolicy | string {
     return "`result.ttl` must be a positive whole number of seconds";
   if (maxBytes !== undefined && (typeof maxBytes !== "number" || !Number.isInteger(maxBytes) || maxBytes <= 0))
     return "`result.maxBytes` must be a positive whole number of bytes";
-  return { ttlSeconds: ttl, maxBytes: (maxBytes) ?? DEFAULT_MAX_RESULT_BYTES };
+  return { ttlSeconds: ttl, maxBytes: maxBytes ?? DEFAULT_MAX_RESULT_BYTES };
 }
 
 /** The policy of a registered class, checked at startup: a bad option names the class now. */
