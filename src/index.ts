@@ -77,6 +77,22 @@ export {
   type Step,
   type IterationState,
 } from "./features/iterable/index.js";
+export {
+  waitUntilFinished,
+  OutcomeWatcher,
+  WaitTimeoutError,
+  DEFAULT_MAX_RESULT_BYTES,
+  type WaitUntilFinishedOptions,
+  type WatcherOptions,
+  type WaitOptions,
+  type OutcomeFilter,
+  type JobResult,
+  type OutcomeEvent,
+  type OutcomeStatus,
+  type OutcomeError,
+  type ResultOptions,
+  type Progress,
+} from "./features/outcomes/index.js";
 export { redactUrl } from "./platform/redis/connection.js";
 export { logger, configureLogger, type Logger } from "./platform/logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";

@@ -30,6 +30,7 @@ import { ProblemLog } from "../platform/redis/errors.js";
 import { sleep } from "../platform/util/sleep.js";
 import { formatSeconds, nowSeconds } from "../wire/timestamps.js";
 import type { ServerContext } from "./context.js";
+import type { WorkEntry } from "./ProcessState.js";
 
 /** Daily stat keys live 5 years (Sidekiq STATS_TTL), in seconds. */
 const STATS_TTL = 5 * 365 * 24 * 60 * 60;
@@ -45,6 +46,13 @@ export function rssKb(): number {
     // Not Linux: fall through.
   }
   return Math.round(process.memoryUsage.rss() / 1024);
+}
+
+/** A work hash entry, as Sidekiq writes it (`queue`, `payload`, `run_at`), plus tsq's `progress` when reported. */
+export function workJson(entry: WorkEntry): string {
+  const record: Record<string, unknown> = { queue: entry.queue, payload: entry.payload, run_at: entry.runAt };
+  if (entry.progress !== undefined) record.progress = entry.progress;
+  return JSON.stringify(record);
 }
 
 export interface HeartbeatSource {
@@ -115,7 +123,7 @@ export class Heartbeat {
       if (state.busy > 0) {
         const work: Record<string, string> = {};
         for (const [tid, entry] of state.work) {
-          work[tid] = JSON.stringify({ queue: entry.queue, payload: entry.payload, run_at: entry.runAt });
+          work[tid] = workJson(entry);
         }
         multi.hset(workKey(identity), work).expire(workKey(identity), ttl);
         multi.hset(legacyWorkKey(identity), work).expire(legacyWorkKey(identity), ttl);

@@ -14,6 +14,8 @@ export interface WorkEntry {
   className: string | undefined;
   /** performance.now() at start, for "running for N s" in busy dumps. */
   startedMs: number;
+  /** What the job last reported of its progress (`this.progress`), published in its work entry. */
+  progress?: unknown;
 }
 
 /** What a supervisor is told about a job about to start. */
@@ -83,6 +85,12 @@ export class ProcessState {
     const now = new Map<string, WorkEntry>();
     for (const [tid, entry] of this.slots) if (entry !== undefined) now.set(tid, entry);
     return now;
+  }
+
+  /** The slot running `jid` and its entry, if it runs here now (for a job reporting its progress). */
+  slotOf(jid: string): { tid: string; entry: WorkEntry } | undefined {
+    for (const [tid, entry] of this.slots) if (entry?.jid === jid) return { tid, entry };
+    return undefined;
   }
 
   countProcessed(failed: boolean): void {

@@ -40,6 +40,7 @@ export class Processor {
   private readonly resolvers: NonNullable<ServerHooks["resolveClass"]>[];
   private readonly arounds: NonNullable<ServerHooks["around"]>[];
   private readonly aroundPerforms: NonNullable<ServerHooks["aroundPerform"]>[];
+  private readonly onEnds: NonNullable<ServerHooks["onEnd"]>[];
 
   constructor(
     private readonly ctx: ServerContext,
@@ -56,6 +57,7 @@ export class Processor {
     this.resolvers = of("resolveClass");
     this.arounds = of("around");
     this.aroundPerforms = of("aroundPerform");
+    this.onEnds = of("onEnd");
   }
 
   async process(unit: UnitOfWork, slot: Slot): Promise<void> {
@@ -97,6 +99,8 @@ export class Processor {
     let klass: RunnableClass | undefined;
     let packed: PackedArgs | undefined;
     let outcome: JobOutcome;
+    let returned: unknown;
+    let failure: Error | undefined;
     try {
       // Args compressed as GitLab does are inflated first; a failure stores them compressed again.
       if (isCompressed(job)) packed = await unpackArgs(job, this.ctx.options.maxInflatedBytes);
@@ -112,7 +116,12 @@ export class Processor {
       if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.
       if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
-      let perform = () => Promise.resolve(instance.perform(...(resolved ? resolved.prepare(instance) : job.args)));
+      // The value is kept here, innermost, so an aroundPerform that drops it cannot lose it.
+      let perform = () =>
+        Promise.resolve(instance.perform(...(resolved ? resolved.prepare(instance) : job.args))).then((value) => {
+          returned = value;
+          return value;
+        });
       for (const around of [...this.aroundPerforms].reverse()) {
         const inner = perform;
         perform = () => around(inner, job, unit.queue);
@@ -134,7 +143,7 @@ export class Processor {
       if (packed) repackArgs(job, packed);
       // Counted once the class ran (Sidekiq's metrics middleware never sees an unknown class).
       if (klass) this.ctx.execution?.failed(displayClass(job));
-      const error = toError(thrown);
+      const error = (failure = toError(thrown));
       const disposition = await this.settleFailure(job, error, klass, unit);
       if (disposition === undefined) return;
       outcome = { status: "fail", durationSeconds: (performance.now() - started) / 1000, disposition };
@@ -150,8 +159,14 @@ export class Processor {
       );
     }
     this.ctx.state.countProcessed(outcome.status === "fail");
+    let held: Promise<void>[] | undefined;
+    for (const onEnd of this.onEnds) {
+      const wait = onEnd(job, unit.queue, { outcome, result: returned, error: failure });
+      if (wait) (held ??= []).push(wait);
+    }
     const acknowledged = unit.acknowledge();
     if (acknowledged) await acknowledged;
+    if (held) await Promise.all(held);
     if (outcome.status === "done")
       logger.info({ elapsed_ms: round(outcome.durationSeconds * 1000), status: "done" }, "done");
     events.emit("end", job, unit.queue, outcome);

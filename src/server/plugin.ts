@@ -13,7 +13,7 @@ import type { Redis } from "ioredis";
 import type { Middleware } from "../platform/Chain.js";
 import type { JobPayload } from "../wire/payload.js";
 import type { ClientPlugin } from "../client/plugin.js";
-import type { DeathHandler, ServerContext, ServerMiddlewareArgs } from "./context.js";
+import type { DeathHandler, JobOutcome, ServerContext, ServerMiddlewareArgs } from "./context.js";
 import type { UnitOfWork } from "./fetch/unitOfWork.js";
 
 /** A long-running part of a feature (a limiter's sweep, the cron scheduler): started after the first heartbeat, stopped at shutdown. */
@@ -31,6 +31,15 @@ export interface ResolvedClass {
   className: string;
   /** The arguments `perform` receives, given the new instance. */
   prepare(instance: object): unknown[];
+}
+
+/** How a job that ran ended: its outcome, with what `perform` returned or the error it threw. */
+export interface JobEnd {
+  readonly outcome: JobOutcome;
+  /** `perform`'s resolved value (status "done"). */
+  readonly result?: unknown;
+  /** The failure (status "fail"). */
+  readonly error?: Error;
 }
 
 /** Stored jobs as payloads, or their text or bytes as read from Redis. */
@@ -53,6 +62,12 @@ export interface ServerHooks {
   /** Long-running parts, started and stopped with the worker. */
   services?: Service[];
   onDeath?: DeathHandler;
+  /**
+   * A job ran and ended (done, retried or dead), called synchronously just before its acknowledgement
+   * so a write it starts goes out in the same tick (auto-pipelined). Must not throw; it owns its errors.
+   * Undefined, or a promise the slot waits for (after the acknowledgement) to bound writes in flight.
+   */
+  onEnd?(job: JobPayload, queue: string, end: JobEnd): Promise<void> | undefined;
   /** Releases the locks held by jobs leaving Redis without running again (dead, poison pills). */
   releaseLocks?(redis: Redis, stored: StoredJobs): Promise<unknown>;
   /** A job scheduled for a retry at `retryAt` (epoch seconds) keeps what it must until then. */

@@ -320,3 +320,11 @@ export function executionHistogramKey(className: string, window: string): string
 export function deployMarksKey(day: Date): string {
   return `${day.toISOString().slice(0, 10).replaceAll("-", "")}-marks`;
 }
+
+/** Job outcomes (src/features/outcomes): the capped stream of ends, a completion event per entry. */
+export const OUTCOMES = "tsq:outcomes";
+
+/** An opted-in job's last outcome (STRING, JSON, with the class's `result.ttl`). */
+export function resultKey(jid: string): string {
+  return `tsq:result:${jid}`;
+}

@@ -1,7 +1,8 @@
 /**
  * The jobs running now, as `Sidekiq::WorkSet`: each live process's work hash, one field per busy
  * slot (`tid`) holding `{"queue","payload":<job JSON text>,"run_at":<epoch s>}`. Sidekiq >= 6.4.2 and
- * tsq write `<identity>:work`; 6.4.1 writes `<identity>:workers`, read when `:work` is empty.
+ * tsq write `<identity>:work`; 6.4.1 writes `<identity>:workers`, read when `:work` is empty. tsq adds
+ * `"progress":{"n","data","at"}` to a job's entry once it reports progress (docs/outcomes.md).
  */
 import type { Redis } from "ioredis";
 import { legacyWorkKey, processKey, workKey } from "../../wire/keys.js";
@@ -17,6 +18,25 @@ export interface WorkRecord {
   /** Epoch seconds the job started. */
   runAt: number;
   job: JobRecord;
+  /** What the job last reported with `this.progress(n, data?)` (tsq's `progress` field), if anything. */
+  progress?: WorkProgress;
+}
+
+export interface WorkProgress {
+  n: number;
+  data?: unknown;
+  /** Epoch seconds of the report. */
+  at: number;
+}
+
+/** The `progress` field of a work entry, or undefined when absent or not what tsq writes. */
+function parseProgress(value: unknown): WorkProgress | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const { n, data, at } = value as Record<string, unknown>;
+  if (typeof n !== "number" || !Number.isFinite(n)) return undefined;
+  const progress: WorkProgress = { n, at: typeof at === "number" && Number.isFinite(at) ? at : 0 };
+  if (data !== undefined) progress.data = data;
+  return progress;
 }
 
 function parseWork(process: string, tid: string, text: string): WorkRecord | null {
@@ -27,12 +47,21 @@ function parseWork(process: string, tid: string, text: string): WorkRecord | nul
     return null;
   }
   if (value === null || typeof value !== "object") return null;
-  const work = value as { queue?: unknown; payload?: unknown; run_at?: unknown };
+  const work = value as { queue?: unknown; payload?: unknown; run_at?: unknown; progress?: unknown };
   const queue = typeof work.queue === "string" ? work.queue : "default";
   // The payload is the job's JSON text (double-encoded); 6.4.1's reader also accepts an object.
   const payload = typeof work.payload === "string" ? work.payload : JSON.stringify(work.payload ?? null);
   const runAt = Number(work.run_at);
-  return { process, tid, queue, runAt: Number.isFinite(runAt) ? runAt : 0, job: new JobRecord(payload, queue) };
+  const record: WorkRecord = {
+    process,
+    tid,
+    queue,
+    runAt: Number.isFinite(runAt) ? runAt : 0,
+    job: new JobRecord(payload, queue),
+  };
+  const progress = parseProgress(work.progress);
+  if (progress) record.progress = progress;
+  return record;
 }
 
 export class WorkSet {

@@ -20,7 +20,7 @@ import {
   type CliIO,
 } from "./common.js";
 import { NotFoundError } from "./actions.js";
-import { argsText, delimit, duration, megabytes, relative, table, utcTime } from "./format.js";
+import { argsText, clip, delimit, duration, megabytes, relative, table, utcTime } from "./format.js";
 import { processJson, workJson } from "./views.js";
 
 interface Flags {
@@ -82,10 +82,21 @@ async function processes(flags: Flags, io: CliIO): Promise<void> {
       w.queue,
       argsText(w.job.args, 30),
       duration(now - w.runAt),
+      w.progress ? progressText(w.progress) : "-",
     ]);
-    lines.push("", ...table(["PROCESS", "TID", "JID", "CLASS", "QUEUE", "ARGS", "RUNNING"], rows, new Set([6])));
+    lines.push(
+      "",
+      ...table(["PROCESS", "TID", "JID", "CLASS", "QUEUE", "ARGS", "RUNNING", "PROGRESS"], rows, new Set([6])),
+    );
   }
   io.out(`${lines.join("\n")}\n`);
+}
+
+/** `40 {"file":"a.csv"}`: the job's reported number and data (`this.progress`), the data cut to 30 characters. */
+function progressText(progress: { n: number; data?: unknown }): string {
+  return progress.data === undefined
+    ? String(progress.n)
+    : `${progress.n} ${clip(JSON.stringify(progress.data) ?? "", 30)}`;
 }
 
 const SIGNALS: Record<"quiet" | "stop" | "dump", { signal: ProcessSignal; text: string }> = {

@@ -67,6 +67,8 @@ export interface WorkJson {
   class: string | null;
   args: unknown[];
   payload: Record<string, unknown> | null;
+  /** `{ n, data?, at }` once the job reported progress (docs/outcomes.md). */
+  progress?: { n: number; data?: unknown; at: number };
 }
 
 export interface StatsJson {
@@ -151,6 +153,7 @@ export function workJson(w: WorkRecord): WorkJson {
     class: job.class,
     args: job.args,
     payload: job.payload,
+    ...(w.progress ? { progress: w.progress } : {}),
   };
 }
 

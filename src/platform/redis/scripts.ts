@@ -42,6 +42,15 @@ export interface ScriptCommands {
   ): Promise<number>;
   /** push-jobs-2.lua: SADD queues + LPUSH of `jobs` in one atomic command; the queue's new length. */
   pushJobs(queues: string, queueKey: string, queue: string, ...jobs: string[]): Promise<number>;
+  /** record-outcome-2.lua (features/outcomes): SET the result key with its TTL, XADD the capped stream; the entry id. */
+  recordOutcome(
+    resultKey: string,
+    stream: string,
+    record: string,
+    ttl: number,
+    cap: number,
+    ...fields: string[]
+  ): Promise<string>;
   /** ack-jobs-1.lua: removes finished jobs from a private list, by their marks (ackMark.ts); how many were removed. */
   ackJobs(privateList: string, marks: string, ...whole: (string | Buffer)[]): Promise<number>;
   /**

@@ -3,6 +3,7 @@
  * process, or every non-embedded one (Sidekiq's `POST /busy` with or without `identity`).
  */
 import { ProcessSet, WorkSet, type ProcessRecord } from "../../api/index.js";
+import type { WorkProgress } from "../../api/WorkSet.js";
 import { HttpError, page, redirect, type RequestContext, type RouteResult } from "../context.js";
 import { html, truncate } from "../html.js";
 import { button, form, when } from "../layout.js";
@@ -96,6 +97,7 @@ export async function busy(ctx: RequestContext): Promise<RouteResult> {
           <th>Queue</th>
           <th>Job</th>
           <th>Arguments</th>
+          <th>Progress</th>
           <th>Started</th>
         </tr>
       </thead>
@@ -112,12 +114,22 @@ export async function busy(ctx: RequestContext): Promise<RouteResult> {
                 <code>${truncate(JSON.stringify(w.job.args), ARGS_PREVIEW)}</code
                 >${iteration(w.job.jid ? progress.get(w.job.jid) : undefined)}
               </td>
+              <td>${reported(w.progress)}</td>
               <td>${when(w.runAt)}</td>
             </tr>`,
         )}
       </tbody>
     </table>`;
   return page("Busy", body);
+}
+
+/** What the job reported with `this.progress(n, data?)` (docs/outcomes.md), data cut for the table. */
+function reported(progress: WorkProgress | undefined): ReturnType<typeof html> | string {
+  if (!progress) return "";
+  const data =
+    progress.data === undefined ? "" : html` <code>${truncate(JSON.stringify(progress.data), ARGS_PREVIEW)}</code>`;
+  const at = new Date(progress.at * 1000).toISOString().replace("T", " ").slice(0, 19);
+  return html`<span class="badge" title="reported ${at} UTC">${String(progress.n)}</span>${data}`;
 }
 
 /** An iterable job's progress from it-<jid>, as Sidekiq's Busy page shows it. */

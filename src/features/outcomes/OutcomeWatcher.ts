@@ -1,0 +1,196 @@
+/**
+ * OutcomeWatcher: one blocking reader of the `tsq:outcomes` stream shared by any number of waits and
+ * subscribers, so a thousand `wait`s cost one connection and one XREAD at a time, not a poll each.
+ *
+ * The race that loses an end which happened before the wait began is closed by the order of steps:
+ *
+ *   1. the reader takes its position P (the stream's last id, XREVRANGE + - COUNT 1) before any wait
+ *      registers, and then reads every entry after P in order;
+ *   2. a wait registers its jid, THEN reads `tsq:result:<jid>`.
+ *
+ * The key and its stream entry are written by one MULTI. An end whose entry the reader had already read
+ * when the wait registered was written before the GET was sent, so the GET sees it; an end whose entry
+ * comes later is handed to the registered wait. Either way it is seen, and nothing polls.
+ *
+ * The stream is capped (~10,000 entries): a reader that falls further behind than that (a full read),
+ * or that lost its connection, re-reads the keys of every pending wait, so a trimmed event costs a GET,
+ * never a hang.
+ */
+import type { Redis } from "ioredis";
+import { OUTCOMES, resultKey } from "../../wire/keys.js";
+import { ArgumentError } from "../../wire/errors.js";
+import { sleep } from "../../platform/util/sleep.js";
+import { defaultClient } from "../../client/defaultClient.js";
+import type { Client } from "../../client/Client.js";
+import { WaitTimeoutError } from "./errors.js";
+import { parseEvent, parseRecord, type JobResult, type OutcomeEvent } from "./record.js";
+
+/** Entries per XREAD. */
+const READ_COUNT = 1000;
+/** Milliseconds an XREAD blocks before it is sent again (a bound on how long close() can take to be noticed). */
+const BLOCK_MS = 2000;
+/** Milliseconds to wait before reading again after an error (Redis away). */
+const RETRY_MS = 1000;
+/** Keys per MGET when re-reading the pending waits. */
+const MGET_CHUNK = 500;
+
+export interface WatcherOptions {
+  /** The Client whose Redis holds the outcomes (default: the default client). */
+  client?: Client;
+}
+
+export interface WaitOptions {
+  /** Seconds to wait at most; then the promise rejects with WaitTimeoutError. */
+  timeout: number;
+}
+
+/** Which events a subscriber gets: all of the named classes and/or queues (none named: every event). */
+export interface OutcomeFilter {
+  class?: string | readonly string[];
+  queue?: string | readonly string[];
+}
+
+type Listener = (event: OutcomeEvent | undefined) => void;
+
+export class OutcomeWatcher {
+  private readonly redis: Redis;
+  private reader: Redis | undefined;
+  private ready: Promise<void> | undefined;
+  private position = "0-0";
+  private readonly waits = new Map<string, Set<Listener>>();
+  private readonly subscribers = new Set<{ match: (event: OutcomeEvent) => boolean; callback: Listener }>();
+  private readonly stopped = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(options: WatcherOptions = {}) {
+    this.redis = (options.client ?? defaultClient()).redis;
+  }
+
+  /** The job's last recorded end; resolves at once if it ended before the call. */
+  async wait(jid: string, options: WaitOptions): Promise<JobResult> {
+    if (typeof jid !== "string" || jid === "")
+      throw new ArgumentError("waitUntilFinished(jid): jid must be a non-empty string");
+    const timeout = options?.timeout;
+    if (typeof timeout !== "number" || !(timeout > 0) || !Number.isFinite(timeout))
+      throw new ArgumentError("waitUntilFinished(jid, { timeout }): timeout must be a positive number of seconds");
+    await this.start();
+    return new Promise<JobResult>((resolve, reject) => {
+      let settled = false;
+      const finish = (outcome: JobResult | Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.unregister(jid, listener);
+        if (outcome instanceof Error) reject(outcome);
+        else resolve(outcome);
+      };
+      const lookup = (event?: OutcomeEvent): void => {
+        this.redis.get(resultKey(jid)).then((text) => {
+          const stored = parseRecord(text);
+          if (stored) finish(stored);
+          else if (event) finish(event.error ? { status: event.status, error: event.error } : { status: event.status });
+        }, finish);
+      };
+      const listener: Listener = (event) => lookup(event);
+      const timer = setTimeout(() => finish(new WaitTimeoutError(jid, timeout)), timeout * 1000);
+      // Registered before the key is read (see the header): an end after this point reaches `listener`.
+      let set = this.waits.get(jid);
+      if (!set) this.waits.set(jid, (set = new Set()));
+      set.add(listener);
+      lookup();
+    });
+  }
+
+  /** Calls `callback` for each later end matching `filter`; returns the function that unsubscribes. */
+  subscribe(filter: OutcomeFilter, callback: (event: OutcomeEvent) => void): () => void {
+    const classes = filter.class === undefined ? undefined : new Set([filter.class].flat());
+    const queues = filter.queue === undefined ? undefined : new Set([filter.queue].flat());
+    const entry = {
+      match: (event: OutcomeEvent) => (!classes || classes.has(event.class)) && (!queues || queues.has(event.queue)),
+      callback: (event: OutcomeEvent | undefined) => {
+        if (event) callback(event);
+      },
+    };
+    this.subscribers.add(entry);
+    void this.start().catch(() => undefined); // errors are retried inside the loop
+    return () => this.subscribers.delete(entry);
+  }
+
+  /** Ends the reader and its connection; pending waits keep their timers (they reject on timeout). */
+  async close(): Promise<void> {
+    this.stopped.abort();
+    this.reader?.disconnect();
+    await this.loop;
+  }
+
+  private start(): Promise<void> {
+    this.ready ??= (async () => {
+      const last = (await this.redis.xrevrange(OUTCOMES, "+", "-", "COUNT", 1))[0];
+      this.position = last?.[0] ?? "0-0";
+      if (this.stopped.signal.aborted) return;
+      this.reader = this.redis.duplicate({ enableAutoPipelining: false });
+      this.loop = this.run(this.reader);
+    })();
+    return this.ready;
+  }
+
+  private unregister(jid: string, listener: Listener): void {
+    const set = this.waits.get(jid);
+    set?.delete(listener);
+    if (set?.size === 0) this.waits.delete(jid);
+  }
+
+  private async run(reader: Redis): Promise<void> {
+    const signal = this.stopped.signal;
+    while (!signal.aborted) {
+      try {
+        const reply = (await reader.xread(
+          "COUNT",
+          READ_COUNT,
+          "BLOCK",
+          BLOCK_MS,
+          "STREAMS",
+          OUTCOMES,
+          this.position,
+        )) as unknown;
+        const entries = entriesOf(reply);
+        for (const entry of entries) this.dispatch(entry);
+        if (entries.length >= READ_COUNT) this.recheck();
+      } catch {
+        if (signal.aborted) return;
+        await sleep(RETRY_MS, signal);
+        this.recheck();
+      }
+    }
+  }
+
+  private dispatch(entry: unknown): void {
+    if (Array.isArray(entry) && typeof entry[0] === "string") this.position = entry[0];
+    const event = parseEvent(entry);
+    if (!event) return;
+    for (const listener of [...(this.waits.get(event.jid) ?? [])]) listener(event);
+    for (const subscriber of this.subscribers) if (subscriber.match(event)) subscriber.callback(event);
+  }
+
+  /** Events may have been trimmed away or missed: every pending wait looks at its key again. */
+  private recheck(): void {
+    const jids = [...this.waits.keys()];
+    for (let i = 0; i < jids.length; i += MGET_CHUNK) {
+      const chunk = jids.slice(i, i + MGET_CHUNK);
+      this.redis.mget(chunk.map(resultKey)).then(
+        (texts) =>
+          texts.forEach((text, k) => {
+            if (parseRecord(text)) for (const listener of [...(this.waits.get(chunk[k]!) ?? [])]) listener(undefined);
+          }),
+        () => undefined, // the next recheck or the waits' timeouts cover it
+      );
+    }
+  }
+}
+
+/** The entries of an XREAD reply for the one stream read (`[[name, [[id, fields], ...]]]`), or none. */
+function entriesOf(reply: unknown): unknown[] {
+  if (!Array.isArray(reply)) return [];
+  const stream: unknown = reply[0];
+  return Array.isArray(stream) && Array.isArray(stream[1]) ? (stream[1] as unknown[]) : [];
+}

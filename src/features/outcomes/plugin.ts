@@ -1,0 +1,50 @@
+/**
+ * Job outcomes as a plug-in (docs/outcomes.md): an opted-in class's end (done with its result, failed,
+ * dead) is stored under its jid with a TTL and announced on a capped stream, for `waitUntilFinished`
+ * and subscribers; `this.progress(n, data?)` shows in the job's work entry. A class that does not opt in
+ * costs a field read per job and no Redis command.
+ */
+import { definePlugin } from "../../server/plugin.js";
+import { OutcomeRecorder } from "./OutcomeRecorder.js";
+import { ProgressReporter } from "./ProgressReporter.js";
+import type { ResultOptions } from "./policy.js";
+
+declare module "../../client/options.js" {
+  interface JobOptions {
+    /** Record this job's outcome for `waitUntilFinished` (docs/outcomes.md): `{ ttl: 3600 }`, seconds. */
+    result?: ResultOptions;
+  }
+}
+
+declare module "../../client/Job.js" {
+  interface Job {
+    /**
+     * Reports progress (`n`, usually a percentage, and optional JSON `data` up to 4 KB), shown on the
+     * Busy page and by `tsqctl busy`; written at most once a second (docs/outcomes.md).
+     */
+    progress(n: number, data?: unknown): void;
+  }
+}
+
+export const outcomes = definePlugin({
+  name: "outcomes",
+  server(ctx) {
+    const recorder = new OutcomeRecorder(ctx);
+    return {
+      // Every job may report progress; the reporter is built at its first report only.
+      async around(run, instance, job) {
+        let reporter: ProgressReporter | undefined;
+        const progress = (n: number, data?: unknown): void =>
+          (reporter ??= new ProgressReporter(ctx, job.jid)).report(n, data);
+        Object.assign(instance, { progress });
+        try {
+          await run();
+        } finally {
+          reporter?.close();
+        }
+      },
+      onEnd: (job, queue, end) => recorder.record(job, queue, end),
+      services: [recorder],
+    };
+  },
+});
