@@ -209,10 +209,10 @@ export class Client {
    * For callers that write the job as part of an atomic step of their own (a periodic job's tick claim).
    * Null when a middleware stopped the push.
    */
-  async build(item: PushItem): Promise<PreparedJob | null> {
+  build(item: PushItem): Promise<PreparedJob | null> {
+    // Validated before anything is awaited: a bad class or option throws at the call (Batch#on).
     const job = this.normalize(item);
-    const json = await this.prepare(job, false);
-    return json === null ? null : { job, json };
+    return this.prepare(job, false).then((json) => (json === null ? null : { job, json }));
   }
 
   /**

@@ -32,7 +32,7 @@ import type { Registry } from "./Registry.js";
 import { serverConfig, type LifecycleEvent } from "./serverConfig.js";
 import { recoverIdentity, sweepOrphans } from "./fetch/recovery.js";
 import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
-import { SUPER_PROCESSES } from "../wire/keys.js";
+import { registerReliable } from "./fetch/registration.js";
 import { Chain } from "../platform/Chain.js";
 import { lockHooks, type JobFactory, type ServerMiddlewareArgs } from "./context.js";
 import { serverHooksOf, type Plugin, type Service } from "./plugin.js";
@@ -70,6 +70,8 @@ export class Launcher {
   private quieted = false;
   private started = false;
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** Ends a registration for reliable fetch still being retried (fetch/registration.ts). */
+  private readonly registration = new AbortController();
   private stopping: Promise<void> | undefined;
   /** Replaced by the stop's own budget when a stop begins; a second signal hurries it. */
   private budget = new StopBudget(0);
@@ -179,6 +181,7 @@ export class Launcher {
     this.quieted = true;
     this.ctx.logger.info("quieting: no new jobs will be fetched");
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.registration.abort();
     for (const manager of this.managers) manager.quiet();
     const by = performance.now() + QUIET_WRITE_MS;
     // A quiet process steps down as cron leader so a working one takes over (services stopped on quiet).
@@ -210,7 +213,8 @@ export class Launcher {
   /** Registers for reliable fetch and recovers orphans now and every minute. */
   private async startReliable(): Promise<void> {
     const { redis, options, logger } = this.ctx;
-    await redis.sadd(SUPER_PROCESSES, this.identity);
+    // A refused write (Redis over maxmemory) must not stop the start: draining the queues frees memory.
+    await registerReliable(redis, this.identity, logger, this.registration.signal);
     const sweep = async () => {
       try {
         await sweepOrphans(redis, this.identity, options, logger, this.ctx.locks);

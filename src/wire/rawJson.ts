@@ -84,7 +84,17 @@ export function sameAsRaw(value: unknown, raw: string): boolean {
   // Nearly always the raw text is what JSON.stringify writes (tsq's own payloads, Sidekiq's compact
   // JSON): one string comparison then, instead of parsing the field again (a retry-all of 100,000 jobs
   // spent a fifth of its time here). Only text written differently takes the parse below.
-  if (typeof value === "number" ? String(value) === raw : JSON.stringify(value) === raw) return true;
+  let text: string;
+  try {
+    text = typeof value === "number" ? String(value) : JSON.stringify(value);
+  } catch (error) {
+    // Nested too deep for JSON.stringify (a hostile job's args, thousands of arrays deep): such a value
+    // was parsed from `raw` and nothing in tsq rebuilds one, so the text read is the text to keep, and
+    // the job's failure can still be recorded.
+    if (error instanceof RangeError) return true;
+    throw error;
+  }
+  if (text === raw) return true;
   try {
     const parsed: unknown = JSON.parse(raw);
     if (typeof value === "number") return typeof parsed === "number" && (parsed === value || Object.is(parsed, value));

@@ -25,14 +25,15 @@ import { entryJson } from "./views.js";
 /** What a destructive command or an action works on: a sorted set, or a queue. */
 export type Target = { kind: "set"; set: JobSetName; label: string } | { kind: "queue"; queue: string; label: string };
 
-const SET_NAMES: Record<string, JobSetName> = {
-  retry: RETRY,
-  retries: RETRY,
-  dead: DEAD,
-  morgue: DEAD,
-  scheduled: SCHEDULE,
-  schedule: SCHEDULE,
-};
+// A Map: a typed word such as `constructor` must not find Object.prototype's member.
+const SET_NAMES: ReadonlyMap<string, JobSetName> = new Map([
+  ["retry", RETRY],
+  ["retries", RETRY],
+  ["dead", DEAD],
+  ["morgue", DEAD],
+  ["scheduled", SCHEDULE],
+  ["schedule", SCHEDULE],
+]);
 
 const SET_LABELS: Record<JobSetName, string> = {
   [RETRY]: "retry set",
@@ -48,13 +49,13 @@ export function targetOf(text: string): Target {
     return { kind: "queue", queue, label: `queue ${queue}` };
   }
   if (text === "") throw new UsageError("name a set (retry, dead, scheduled) or a queue");
-  const set = SET_NAMES[text.toLowerCase()];
+  const set = SET_NAMES.get(text.toLowerCase());
   return set ? { kind: "set", set, label: SET_LABELS[set] } : { kind: "queue", queue: text, label: `queue ${text}` };
 }
 
 /** A sorted set by its --set / argument name; anything else is a usage error. */
 export function setNamed(text: string, allowed: readonly JobSetName[]): JobSetName {
-  const set = SET_NAMES[text.toLowerCase()];
+  const set = SET_NAMES.get(text.toLowerCase());
   if (set === undefined || !allowed.includes(set)) {
     const names = allowed.map((name) => (name === SCHEDULE ? "scheduled" : name)).join(", ");
     throw new UsageError(`unknown set '${text}'; expected one of: ${names}`);

@@ -74,7 +74,11 @@ export function sumStats(perShard: { shard: string; stats: StatsJson }[], defaul
     history: { processed: {}, failed: {} },
   };
   const add = (into: Record<string, number>, from: Record<string, number>) => {
-    for (const [key, value] of Object.entries(from)) into[key] = (into[key] ?? 0) + value;
+    // Queue names come from Redis: `constructor` must not read Object.prototype's, `__proto__` must stay a key.
+    for (const [key, value] of Object.entries(from)) {
+      const sum = (Object.hasOwn(into, key) ? (into[key] ?? 0) : 0) + value;
+      Object.defineProperty(into, key, { value: sum, enumerable: true, writable: true, configurable: true });
+    }
   };
   for (const { shard, stats } of perShard) {
     for (const field of COUNTS) total[field] += stats[field];

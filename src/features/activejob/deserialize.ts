@@ -12,7 +12,9 @@
  *                                    `_aj_hash_with_indifferent_access`
  *
  * The payload is hostile text: objects are rebuilt with own data properties only (a `__proto__` key
- * stays a key), and a malformed known serializer is an error naming where it is.
+ * stays a key), every name taken from it is looked up in a Map (so `constructor` or `toString` is an
+ * unknown serializer, never an `Object.prototype` member), nesting deeper than `MAX_DEPTH` is refused
+ * before the stack runs out, and a malformed known serializer is an error naming where it is.
  */
 import { TsqError } from "../../wire/errors.js";
 import {
@@ -42,11 +44,19 @@ export const RUBY2_KEYWORDS_KEY = "_aj_ruby2_keywords";
 export const INDIFFERENT_KEY = "_aj_hash_with_indifferent_access";
 const MARKERS: ReadonlySet<string> = new Set([SYMBOL_KEYS_KEY, RUBY2_KEYWORDS_KEY, INDIFFERENT_KEY]);
 
-const TIME_KINDS: Readonly<Record<string, RubyTimeKind>> = {
-  [SERIALIZERS.time]: "Time",
-  [SERIALIZERS.timeWithZone]: "ActiveSupport::TimeWithZone",
-  [SERIALIZERS.dateTime]: "DateTime",
-};
+/**
+ * Arrays and hashes nested deeper than this are refused. Rails itself has no bound, but Ruby's JSON
+ * parser stops at 100 by default (`max_nesting`), so no Rails app sends deeper arguments; 3,000 levels
+ * overflowed V8's stack here.
+ */
+export const MAX_DEPTH = 100;
+
+// A Map, not an object literal: `TIME_KINDS["constructor"]` must be undefined, not Object.
+const TIME_KINDS: ReadonlyMap<string, RubyTimeKind> = new Map([
+  [SERIALIZERS.time, "Time"],
+  [SERIALIZERS.timeWithZone, "ActiveSupport::TimeWithZone"],
+  [SERIALIZERS.dateTime, "DateTime"],
+]);
 
 const DURATION_UNITS: ReadonlySet<string> = new Set([
   "years",
@@ -67,34 +77,42 @@ export interface DeserializedArguments {
 /** Deserializes `arguments`; `path` names the field in error messages. */
 export function deserializeArguments(serialized: unknown, path = "arguments"): DeserializedArguments {
   if (!Array.isArray(serialized)) throw new ActiveJobDeserializationError(`${path} is not an array`);
-  const args = serialized.map((value, i) => deserializeValue(value, `${path}[${i}]`));
+  const args = serialized.map((value, i) => deserializeValue(value, `${path}[${i}]`, 1));
   const last: unknown = serialized[serialized.length - 1];
   const keywords = isObject(last) && Array.isArray(last[RUBY2_KEYWORDS_KEY]);
   return { args, keywords };
 }
 
-export function deserializeValue(value: unknown, path: string): unknown {
+/** `depth`: how many arrays and hashes enclose `value` (1 for an argument itself). */
+export function deserializeValue(value: unknown, path: string, depth = 1): unknown {
   if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map((item, i) => deserializeValue(item, `${path}[${i}]`));
+  if (depth > MAX_DEPTH) {
+    throw new ActiveJobDeserializationError(
+      `${shortPath(path)} is nested more than ${MAX_DEPTH} arrays or hashes deep; ActiveJob arguments ` +
+        `(and Ruby's JSON parser) stop at ${MAX_DEPTH}: flatten the argument`,
+    );
+  }
+  const inner = depth + 1;
+  if (Array.isArray(value)) return value.map((item, i) => deserializeValue(item, `${path}[${i}]`, inner));
   const hash = value as Record<string, unknown>;
   const keys = Object.keys(hash);
   if (keys.length === 1 && keys[0] === GLOBALID_KEY) {
-    return new GlobalId(text(hash[GLOBALID_KEY], `${path}.${GLOBALID_KEY}`));
+    return new GlobalId(text(own(hash, GLOBALID_KEY), `${path}.${GLOBALID_KEY}`));
   }
-  if (Object.hasOwn(hash, SERIALIZED_KEY)) return deserializeObject(hash, path);
+  if (Object.hasOwn(hash, SERIALIZED_KEY)) return deserializeObject(hash, path, inner);
   return Object.fromEntries(
-    keys.filter((key) => !MARKERS.has(key)).map((key) => [key, deserializeValue(hash[key], `${path}.${key}`)]),
+    keys.filter((key) => !MARKERS.has(key)).map((key) => [key, deserializeValue(hash[key], `${path}.${key}`, inner)]),
   );
 }
 
-function deserializeObject(hash: Record<string, unknown>, path: string): unknown {
-  const name = text(hash[SERIALIZED_KEY], `${path}.${SERIALIZED_KEY}`);
-  const value = hash.value;
+function deserializeObject(hash: Record<string, unknown>, path: string, depth: number): unknown {
+  const name = text(own(hash, SERIALIZED_KEY), `${path}.${SERIALIZED_KEY}`);
+  const value = own(hash, "value");
   const at = `${path} (${name})`;
-  const kind = TIME_KINDS[name];
+  const kind = TIME_KINDS.get(name);
   if (kind !== undefined) {
-    const zone = typeof hash.time_zone === "string" ? hash.time_zone : undefined;
-    return new RubyTime(isoText(value, at), kind, zone);
+    const zone = own(hash, "time_zone");
+    return new RubyTime(isoText(value, at), kind, typeof zone === "string" ? zone : undefined);
   }
   switch (name) {
     case SERIALIZERS.date:
@@ -106,12 +124,12 @@ function deserializeObject(hash: Record<string, unknown>, path: string): unknown
     case SERIALIZERS.bigDecimal:
       return new RubyBigDecimal(text(value, `${at}.value`));
     case SERIALIZERS.duration:
-      return new RubyDuration(number(value, `${at}.value`), durationParts(hash.parts, at));
+      return new RubyDuration(number(value, `${at}.value`), durationParts(own(hash, "parts"), at));
     case SERIALIZERS.range:
       return new RubyRange(
-        deserializeValue(hash.begin, `${path}.begin`),
-        deserializeValue(hash.end, `${path}.end`),
-        deserializeValue(hash.exclude_end, `${path}.exclude_end`) === true,
+        deserializeValue(own(hash, "begin"), `${path}.begin`, depth),
+        deserializeValue(own(hash, "end"), `${path}.end`, depth),
+        own(hash, "exclude_end") === true,
       );
     default: {
       const fields = Object.fromEntries(Object.entries(hash).filter(([key]) => key !== SERIALIZED_KEY));
@@ -129,7 +147,7 @@ function durationParts(parts: unknown, at: string): Partial<Record<DurationUnit,
       : [];
   const result: Partial<Record<DurationUnit, number>> = {};
   for (const [rawUnit, amount] of pairs) {
-    const unit = deserializeValue(rawUnit, `${at}.parts`);
+    const unit = deserializeValue(rawUnit, `${at}.parts`, MAX_DEPTH);
     const name = unit instanceof RubySymbol ? unit.name : unit;
     if (typeof name !== "string" || !DURATION_UNITS.has(name) || typeof amount !== "number") {
       throw new ActiveJobDeserializationError(`${at}.parts has an entry that is not [unit, number]`);
@@ -137,6 +155,16 @@ function durationParts(parts: unknown, at: string): Partial<Record<DurationUnit,
     result[name as DurationUnit] = amount;
   }
   return result;
+}
+
+/** An own field of a payload hash: never one inherited from Object.prototype. */
+function own(hash: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(hash, key) ? hash[key] : undefined;
+}
+
+/** The start of a path, for a message that stays readable when the path is thousands of levels long. */
+function shortPath(path: string): string {
+  return path.length > 60 ? `${path.slice(0, 60)}…` : path;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

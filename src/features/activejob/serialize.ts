@@ -19,7 +19,14 @@
  */
 import { ArgumentError } from "../../wire/errors.js";
 import type { JsonValue } from "../../wire/payload.js";
-import { GLOBALID_KEY, INDIFFERENT_KEY, RUBY2_KEYWORDS_KEY, SERIALIZED_KEY, SYMBOL_KEYS_KEY } from "./deserialize.js";
+import {
+  GLOBALID_KEY,
+  INDIFFERENT_KEY,
+  MAX_DEPTH,
+  RUBY2_KEYWORDS_KEY,
+  SERIALIZED_KEY,
+  SYMBOL_KEYS_KEY,
+} from "./deserialize.js";
 import {
   GlobalId,
   RubyBigDecimal,
@@ -99,6 +106,9 @@ class Serializer {
     }
     if (value === null) return null;
     if (this.seen.has(value)) return this.reject(path, "a circular reference");
+    // `seen` holds the objects enclosing this one: what a Rails reader (and deserialize.ts) would refuse
+    // is refused here, before the stack runs out.
+    if (this.seen.size >= MAX_DEPTH) return this.reject(path, `nested more than ${MAX_DEPTH} arrays or objects deep`);
     this.seen.add(value);
     try {
       return this.object(value, path);
@@ -193,7 +203,8 @@ class Serializer {
   }
 
   private reject(path: string, what: string): never {
-    throw new ArgumentError(`${this.where}: ${path} is ${what}, which ActiveJob cannot represent; ${HINT}`);
+    const shown = path.length > 60 ? `${path.slice(0, 60)}…` : path;
+    throw new ArgumentError(`${this.where}: ${shown} is ${what}, which ActiveJob cannot represent; ${HINT}`);
   }
 }
 

@@ -11,39 +11,23 @@
  *   127.0.0.1:6379> HGETALL it-3f9a0c1d2e4b5a6978c0d1e2
  *   1) "ex"  2) "3"  3) "c"  4) "412500"  5) "rt"  6) "7.412"
  *
- * `EXPIRE ... NX` needs Redis 7.0 or later (as Sidekiq's iterable jobs do).
+ * `EXPIRE ... NX` needs Redis 7.0 or later (as Sidekiq's iterable jobs do). What each field may hold,
+ * read and written alike, is stateCodec.ts.
  */
-import { IterationStateError } from "../../wire/errors.js";
 import { iterationKey } from "../../wire/keys.js";
-import type { JsonValue } from "../../wire/payload.js";
+import { decodeState, encodeState, type IterationState } from "./stateCodec.js";
 import type { Redis } from "ioredis";
 import type { TsqRedis } from "../../platform/redis/connection.js";
 
 /** Seconds the state lives (Sidekiq's STATE_TTL: it must outlast the job's retries). */
 export const STATE_TTL = 30 * 24 * 60 * 60;
 
-export interface IterationState {
-  executions: number;
-  cursor: JsonValue;
-  /** Seconds. */
-  runtime: number;
-  /** Epoch seconds of the cancel, if the job was cancelled. */
-  cancelled?: number;
-}
+export type { IterationState } from "./stateCodec.js";
 
 /** The saved state, or undefined when the job has none yet (its first run). */
 export async function loadState(redis: TsqRedis, jid: string): Promise<IterationState | undefined> {
   const key = iterationKey(jid);
-  const raw = await redis.hgetall(key);
-  if (Object.keys(raw).length === 0) return undefined;
-  // A hash holding only `cancelled` (cancelled before its first run) has no other field: defaults then.
-  const state: IterationState = {
-    executions: raw.ex === undefined ? 0 : count(key, "ex", raw.ex),
-    cursor: raw.c === undefined ? null : parseCursor(key, raw.c),
-    runtime: raw.rt === undefined ? 0 : seconds(key, "rt", raw.rt),
-  };
-  if (raw.cancelled !== undefined) state.cancelled = Number(raw.cancelled) || 0;
-  return state;
+  return decodeState(key, await redis.hgetall(key));
 }
 
 /**
@@ -56,12 +40,9 @@ export async function flushState(
   state: Omit<IterationState, "cancelled">,
 ): Promise<string | undefined> {
   const key = iterationKey(jid);
-  const results = await redis
-    .multi()
-    .hset(key, { ex: state.executions, c: JSON.stringify(state.cursor), rt: state.runtime })
-    .expire(key, STATE_TTL, "NX")
-    .hget(key, "cancelled")
-    .exec();
+  // Encoded first: a value the next run could not read is refused here, and nothing is written.
+  const fields = encodeState(key, state);
+  const results = await redis.multi().hset(key, fields).expire(key, STATE_TTL, "NX").hget(key, "cancelled").exec();
   for (const [error] of results ?? []) if (error) throw error;
   const cancelled = results?.[2]?.[1];
   return typeof cancelled === "string" ? cancelled : undefined;
@@ -114,7 +95,8 @@ export async function iterationProgress(
     const raw = results[i]?.[1] as Record<string, string> | undefined;
     if (!raw || Object.keys(raw).length === 0) return;
     const progress: IterationProgress = {
-      executions: Number.parseInt(raw.ex ?? "0", 10) || 0,
+      // Lenient: a page shows what is there ("1e+21" is 1e21, not 1), never an error.
+      executions: Number(raw.ex ?? "0") || 0,
       runtime: Number.parseFloat(raw.rt ?? "0") || 0,
       cursor: raw.c ?? "null",
     };
@@ -122,32 +104,4 @@ export async function iterationProgress(
     found.set(jid, progress);
   });
   return found;
-}
-
-function parseCursor(key: string, text: string): JsonValue {
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch (error) {
-    throw stateError(key, "c", text, `is not JSON (${(error as Error).message})`);
-  }
-}
-
-function count(key: string, field: string, text: string): number {
-  if (!/^\d+$/.test(text)) throw stateError(key, field, text, "is not a whole number");
-  return Number(text);
-}
-
-function seconds(key: string, field: string, text: string): number {
-  const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value) || value < 0) throw stateError(key, field, text, "is not seconds");
-  return value;
-}
-
-function stateError(key: string, field: string, text: string, problem: string): IterationStateError {
-  const shown = text.length > 100 ? `${text.slice(0, 100)}…` : text;
-  return new IterationStateError(
-    `field "${field}" of ${key} ${problem}: ${JSON.stringify(shown)}. The job cannot resume from it and was ` +
-      `not retried. Fix the field, or delete it to start over (HDEL ${key} ${field}), then retry the job ` +
-      "from the dead set.",
-  );
 }

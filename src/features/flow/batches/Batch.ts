@@ -20,7 +20,7 @@ import type { Client } from "../../../client/Client.js";
 import { defaultClient } from "../../../client/defaultClient.js";
 import type { JobClassLike } from "../../../client/options.js";
 import { BATCHES, BATCH_PREFIX } from "../../../wire/keys.js";
-import type { JsonValue } from "../../../wire/payload.js";
+import { dumpPayload, parsePayload, type JsonValue } from "../../../wire/payload.js";
 import { nowSeconds } from "../../../wire/timestamps.js";
 import { pushing, running } from "./context.js";
 import { applyBatchEvent, BATCH_EVENTS, type BatchEvent } from "./events.js";
@@ -55,7 +55,8 @@ export class Batch {
   private readonly linger: number;
   private readonly expiresIn: number;
   private readonly client: Client | undefined;
-  private readonly callbacks: { event: BatchEvent; queue: string; json: string }[] = [];
+  /** `head`: the callback job's JSON without `args` and `enqueued_at`; `rest`: its args after the status. */
+  private readonly callbacks: { event: BatchEvent; queue: string; head: string; rest: string }[] = [];
   private readonly pendingCallbacks: Promise<void>[] = [];
   /** Set once the batch exists in Redis; a reopened batch (`this.batch`) exists from the start. */
   private opened: boolean;
@@ -117,17 +118,18 @@ export class Batch {
       throw new ArgumentError(`batch ${this.bid}: add callbacks before its first jobs block (they are stored with it)`);
     if (options === null || typeof options !== "object" || Array.isArray(options))
       throw new ArgumentError("batch callback options must be a plain object, e.g. { to: 'ops@example.com' }");
-    // Built now, outside any block (a callback is no member), so a bad class or option fails here.
+    // Built now, outside any block (a callback is no member): a bad class or option throws here, at
+    // the call; what only a middleware can refuse rejects the next `jobs` block.
     const built = pushing.exit(() =>
       this.pushClient().build({ ...push, class: klass, args: [STATUS_PLACEHOLDER, options] }),
     );
-    this.pendingCallbacks.push(
-      built.then((result) => {
-        if (result === null) throw new BatchError(`a client middleware refused the ${event} callback`);
-        const json = result.json.replace(/"enqueued_at":[-+0-9.eE]+/, '"enqueued_at":"$TSQ_ENQUEUED_AT$"');
-        this.callbacks.push({ event, queue: result.job.queue, json });
-      }),
-    );
+    const pending = built.then((result) => {
+      if (result === null) throw new BatchError(`a client middleware refused the ${event} callback`);
+      this.callbacks.push({ event, queue: result.job.queue, ...callbackParts(event, result.json) });
+    });
+    // Awaited by `jobs`; until then a refusal must not surface as an unhandled rejection.
+    pending.catch(() => undefined);
+    this.pendingCallbacks.push(pending);
     return this;
   }
 
@@ -147,7 +149,7 @@ export class Batch {
   private async open(token: string): Promise<void> {
     const fields: string[] = ["description", this.description, "linger", String(this.linger)];
     for (const event of BATCH_EVENTS) {
-      const mine = this.callbacks.filter((c) => c.event === event).map((c) => [c.queue, c.json]);
+      const mine = this.callbacks.filter((c) => c.event === event).map((c) => [c.queue, c.head, c.rest]);
       if (mine.length > 0) fields.push(`cb:${event}`, JSON.stringify(mine));
     }
     try {
@@ -171,4 +173,21 @@ export class Batch {
   private pushClient(): Client {
     return this.client ?? defaultClient();
   }
+}
+
+/**
+ * The stored form of a callback job, edited as data: batch-event-1.lua makes the job at fire time as
+ * `head` plus `"args":[<status>, …rest]` and `"enqueued_at":<fire time>`, so nothing in the user's
+ * options (an `enqueued_at` of their own, a "$TSQ_STATUS$" text) is ever mistaken for those fields.
+ */
+function callbackParts(event: BatchEvent, json: string): { head: string; rest: string } {
+  const job = parsePayload(json);
+  if (job.args[0] !== STATUS_PLACEHOLDER) {
+    throw new BatchError(
+      `the ${event} callback's arguments were rewritten before it was stored (compressed as too big, or ` +
+        "changed by a client middleware); keep callback options small and leave its args alone",
+    );
+  }
+  const { args, enqueued_at: _enqueuedAt, ...head } = job;
+  return { head: dumpPayload(head), rest: JSON.stringify(args.slice(1)) };
 }

@@ -89,15 +89,24 @@ local function fire(b, event)
     failures = redis.call("scard", key(b, ":failed")),
     dead = redis.call("scard", key(b, ":dead")),
   })
-  -- Each callback: [queue, job JSON with "$TSQ_STATUS$" as its first argument and "$TSQ_ENQUEUED_AT$"].
+  -- Each callback: [queue, head, rest]: the job JSON without args and enqueued_at, and the args after
+  -- the status as a JSON array. The job is put together here, never edited by text search, so the
+  -- user's options keep their own fields. (Batches stored before this form: [queue, job JSON with
+  -- "$TSQ_STATUS$" and "$TSQ_ENQUEUED_AT$" placeholders], filled in as they were written.)
   for _, callback in ipairs(cjson.decode(callbacks)) do
     local queue, job = callback[1], callback[2]
-    job = string.gsub(job, '"%$TSQ_STATUS%$"', function()
-      return status
-    end, 1)
-    job = string.gsub(job, '"%$TSQ_ENQUEUED_AT%$"', function()
-      return enqueuedAt
-    end, 1)
+    if callback[3] then
+      local rest = callback[3]
+      local args = rest == "[]" and ("[" .. status .. "]") or ("[" .. status .. "," .. string.sub(rest, 2))
+      job = string.sub(job, 1, -2) .. ',"args":' .. args .. ',"enqueued_at":' .. enqueuedAt .. "}"
+    else
+      job = string.gsub(job, '"%$TSQ_STATUS%$"', function()
+        return status
+      end, 1)
+      job = string.gsub(job, '"%$TSQ_ENQUEUED_AT%$"', function()
+        return enqueuedAt
+      end, 1)
+    end
     redis.call("sadd", queuesKey, queue)
     redis.call("lpush", queuePrefix .. queue, job)
   end

@@ -281,3 +281,44 @@ test("two blocks of one batch at once: no callback until both have returned", as
     ["success"],
   );
 });
+
+test("callback options are data: a user's enqueued_at and placeholder texts stay; the job gets the fire time", async () => {
+  client ??= newClient();
+  const batch = new Batch({ client });
+  const options = { enqueued_at: 5, note: '"$TSQ_STATUS$"', text: '"enqueued_at":1' };
+  batch.on("success", "Done", options, { queue: "default" });
+  const onCalledAt = Date.now() / 1000;
+  let jid = "";
+  await batch.jobs(async () => {
+    jid = (await client.push({ class: "Member", args: [1], queue: "members" }))!;
+  });
+  // A fire time well after on() was called, so the two cannot be confused.
+  await new Promise((r) => setTimeout(r, 1_100));
+  const firedFrom = Date.now() / 1000;
+  await applyBatchEvent(client.redis, "success", batch.bid, jid);
+  const [job] = (await handle.redis.lrange("queue:default", 0, -1)).map(
+    (j) => JSON.parse(j) as { class: string; args: [Record<string, unknown>, unknown]; enqueued_at: number },
+  );
+  assert.equal(job?.class, "Done");
+  assert.deepEqual(job.args[1], options, "the user's options arrive as given");
+  assert.equal(job.args[0].event, "success");
+  assert.equal(job.args[0].bid, batch.bid);
+  assert.ok(job.enqueued_at >= firedFrom - 0.001, `enqueued_at ${job.enqueued_at} is the fire time, not ${onCalledAt}`);
+});
+
+test("a bad callback class throws in on(), and a refusal never becomes an unhandled rejection", async () => {
+  client ??= newClient();
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    const batch = new Batch({ client });
+    assert.throws(() => batch.on("success", "", {}), /class/i);
+    assert.throws(() => batch.on("success", 42 as unknown as string, {}), /class/i);
+    // Let any rejection left behind by on() surface.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+});
