@@ -15,13 +15,9 @@ import type { TimestampFormat } from "../wire/timestamps.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { Registry, RunnableClass } from "./Registry.js";
 import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
-import type { ServerHooks, StoredJobs } from "./plugin.js";
+import type { DeathHandler, ServerHooks, ServerMiddlewareArgs, StoredJobs } from "./hooks.js";
 
-/** Server middleware arguments: `(job instance, payload, queue, next)`, as Sidekiq's `call(worker, job, queue)`. */
-export type ServerMiddlewareArgs = [instance: object, job: JobPayload, queue: string];
-
-/** Called when a job dies (retries exhausted, `retry: false`, discard, or killed). */
-export type DeathHandler = (job: JobPayload, error: Error) => unknown;
+export type { ServerMiddlewareArgs, DeathHandler } from "./hooks.js";
 
 /** Per-job events, for metrics. */
 export interface JobEvents {
