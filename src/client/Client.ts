@@ -18,7 +18,7 @@ import type { BulkItem, PushItem } from "./options.js";
 import { limitPayloadSize } from "./compression/compress.js";
 import { resolveSizeLimits, type SizeLimits } from "./compression/settings.js";
 import { logger } from "../platform/logger.js";
-import { currentRouter, type WorkerRouter } from "./attributes/WorkerRouter.js";
+import { currentRouter, type WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import { normalizeItem } from "./normalize.js";
 import { oneFailure } from "./refusals.js";
 import { defaultPlugins } from "./defaultPlugins.js";

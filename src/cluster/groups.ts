@@ -13,7 +13,7 @@
  *   but `"*,a,a"` does. With no queue selected twice every weight is 0: Sidekiq's strict order, the
  *   order of first appearance, where GitLab's all-1 tally would give Sidekiq 7's random order.
  *
- * A GROUP with `=`, `&` or `|` is a worker query in GitLab's syntax (src/client/attributes/query.ts):
+ * A GROUP with `=`, `&` or `|` is a worker query in GitLab's syntax (src/platform/attributes/query.ts):
  * `tsq-cluster 'urgency=high&resource_boundary!=cpu' 'resource_boundary=cpu' '*'`. It selects the job
  * module's classes that match and works the queues their jobs go to (declared queue, routing rule,
  * namespace or `default`), each once, sorted, unweighted.
@@ -22,9 +22,9 @@
  */
 import type { QueueSpec } from "../platform/config/options.js";
 import { ConfigError } from "../wire/errors.js";
-import type { WorkerAttributes } from "../client/attributes/attributes.js";
-import { looksLikeQuery, matches, parseQuery } from "../client/attributes/query.js";
-import type { WorkerRouter } from "../client/attributes/WorkerRouter.js";
+import type { WorkerAttributes } from "../platform/attributes/attributes.js";
+import { looksLikeQuery, matches, parseQuery } from "../platform/attributes/query.js";
+import type { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 
 /** The job module's classes and the routing rules, for query groups. */
 export interface GroupWorkers {
@@ -87,7 +87,7 @@ export function checkGroup(group: string, index: number): void {
   else parseGroup(body, index);
 }
 
-/** A group without its `@shard` suffix (src/platform/shards/groupShards.ts), and the shard it names, if any. */
+/** A group without its `@shard` suffix (shardGroups.ts), and the shard it names, if any. */
 export function splitShard(group: string): { body: string; shard: string | undefined } {
   const at = group.lastIndexOf("@");
   if (at < 0) return { body: group, shard: undefined };

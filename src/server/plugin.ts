@@ -15,7 +15,6 @@ import type { ServerHooks } from "./hooks.js";
 
 export type { Service, ResolvedClass, StoredJobs, ServerHooks } from "./hooks.js";
 
-
 export interface Plugin extends ClientPlugin {
   /** Hooks for one worker; undefined when no class of this worker uses the feature. */
   server?(ctx: ServerContext): ServerHooks | undefined;
