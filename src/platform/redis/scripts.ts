@@ -221,13 +221,13 @@ function loadScripts(): Script[] {
 /**
  * The text Redis runs for the script named `file` (e.g. "reliable-fetch.lua"). Lua shared by several
  * scripts lives in a `lib/` folder beside them and is pasted in where a script says
- * `-- include: lib/<name>.lua`, relative to the script's own folder (Redis runs each script alone: there
- * is no `require`).
+ * `-- include: lib/<name>.lua`, relative to the script's own folder (`../lib/<name>.lua` for a family's
+ * shared lib one folder up; Redis runs each script alone: there is no `require`).
  */
 export function scriptSource(file: string): string {
   const path = scriptFiles().get(basename(file));
   if (!path) throw new Error(`no Lua script named ${file} under ${SOURCE_ROOT}`);
-  return readFileSync(path, "utf8").replace(/^-- include: (lib\/[\w-]+\.lua)$/gm, (_, lib: string) =>
+  return readFileSync(path, "utf8").replace(/^-- include: ((?:\.\.\/)*lib\/[\w-]+\.lua)$/gm, (_, lib: string) =>
     readFileSync(join(dirname(path), lib), "utf8"),
   );
 }
