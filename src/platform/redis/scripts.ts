@@ -139,8 +139,8 @@ export interface ScriptCommands {
   ): Promise<[number, number, number]>;
   /** batch-open-1.lua: creates or reopens a batch for a `jobs` block; 1 created, 2 reopened (src/features/flow/batches). */
   batchOpen(index: string, ...args: string[]): Promise<number>;
-  /** batch-join-1.lua: makes `jids` members of the batch at `batchHash`; its new total. */
-  batchJoin(batchHash: string, ...jids: string[]): Promise<number>;
+  /** batch-join-3.lua: makes `jids` members of the batch (its hash, pending and unrun keys); its new total. */
+  batchJoin(batchHash: string, pending: string, unrun: string, ...jids: string[]): Promise<number>;
   /** batch-event-1.lua: applies a member's event, fires due callbacks; [bid, event, ...] fired. */
   batchEvent(index: string, ...args: string[]): Promise<string[]>;
   /** rate-bucket-1.lua: takes `cost` from a bucket limiter; [1, now ms] or [0, ms until the interval ends]. */
