@@ -146,4 +146,4 @@ export {
   type ResourceBoundary,
   type Query,
   type RoutingRule,
-} from "./client/attributes/index.js";
+} from "./platform/attributes/index.js";

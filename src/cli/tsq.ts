@@ -16,7 +16,7 @@ import { redactUrl } from "../platform/redis/connection.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
 import { validateCron } from "../features/cron/index.js";
-import { configureRouting } from "../client/attributes/WorkerRouter.js";
+import { configureRouting } from "../platform/attributes/WorkerRouter.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { exitOnOptionError, resolveWorkerOptions } from "../options/workerOptions.js";
 import { startWorkerMetrics } from "../metrics/serve.js";

@@ -25,13 +25,14 @@ import {
   type ChildPlan,
   type GroupWorkers,
 } from "../cluster/groups.js";
-import { WorkerRouter } from "../client/attributes/WorkerRouter.js";
+import { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
+import type { QueueSpec } from "../platform/config/options.js";
 import { exitOnOptionError } from "../options/workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
 import { startClusterMetrics } from "../metrics/serve.js";
 import { WebServer } from "../admin/web/index.js";
 import { ShardConnections } from "../platform/shards/ShardConnections.js";
-import { resolveShardedGroups } from "../platform/shards/groupShards.js";
+import { resolveShardedGroups } from "../cluster/shardGroups.js";
 import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 

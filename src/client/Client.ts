@@ -15,11 +15,11 @@ import { whenReachable } from "../platform/redis/reachable.js";
 import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
-import type { JobClassLike } from "./options.js";
+import type { BulkItem, PushItem } from "./options.js";
 import { limitPayloadSize } from "./compression/compress.js";
 import { resolveSizeLimits, type SizeLimits } from "./compression/settings.js";
 import { logger } from "../platform/logger.js";
-import { currentRouter, type WorkerRouter } from "./attributes/WorkerRouter.js";
+import { currentRouter, type WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import { normalizeItem } from "./normalize.js";
 import { oneFailure } from "./refusals.js";
 import { defaultPlugins } from "./defaultPlugins.js";
@@ -84,29 +84,7 @@ function resolveConnectTimeout(value: number | undefined, env = process.env.TSQ_
   return source;
 }
 
-/** A job to push. Option fields are snake_case, as on the wire; `class` may be a job class. */
-export interface PushItem {
-  class: string | JobClassLike;
-  args: unknown[];
-  queue?: string;
-  /** Epoch seconds (float) at which to run; absent or not in the future means now. */
-  at?: number;
-  jid?: string;
-  [field: string]: unknown;
-}
-
-/** Many jobs of one class: `args` is a list of argument lists; `at` one time or one per job. */
-export interface BulkItem {
-  class: string | JobClassLike;
-  args: unknown[][];
-  queue?: string;
-  jid?: string;
-  at?: number | number[];
-  /** Jobs per round trip (default 1,000; 100 when scheduled, as ZADD costs more). */
-  batchSize?: number;
-  [field: string]: unknown;
-}
-
+export type { PushItem, BulkItem } from "./options.js";
 export { EPOCH_THRESHOLD } from "./normalize.js";
 
 export class Client {

@@ -6,10 +6,10 @@
 import { ArgumentError } from "../wire/errors.js";
 import { inheritSource, newJid, type JobPayload } from "../wire/payload.js";
 import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
-import { attributeFields, type WorkerRouter } from "./attributes/WorkerRouter.js";
+import { attributeFields, type WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import { attachJobClass } from "./jobClasses.js";
 import { jobNameOf, wireOptions, type JobClassLike } from "./options.js";
-import type { PushItem } from "./Client.js";
+import type { PushItem } from "./options.js";
 
 const JOB_DEFAULTS = { retry: true, queue: "default" } as const;
 /** Sidekiq treats intervals below this as relative seconds, above as epoch seconds. */

@@ -55,3 +55,26 @@ export function jobNameOf(klass: string | JobClassLike): string {
   if (!name) throw new ArgumentError("job class has no name; give it a `static jobName`");
   return name;
 }
+
+/** A job to push. Option fields are snake_case, as on the wire; `class` may be a job class. */
+export interface PushItem {
+  class: string | JobClassLike;
+  args: unknown[];
+  queue?: string;
+  /** Epoch seconds (float) at which to run; absent or not in the future means now. */
+  at?: number;
+  jid?: string;
+  [field: string]: unknown;
+}
+
+/** Many jobs of one class: `args` is a list of argument lists; `at` one time or one per job. */
+export interface BulkItem {
+  class: string | JobClassLike;
+  args: unknown[][];
+  queue?: string;
+  jid?: string;
+  at?: number | number[];
+  /** Jobs per round trip (default 1,000; 100 when scheduled, as ZADD costs more). */
+  batchSize?: number;
+  [field: string]: unknown;
+}

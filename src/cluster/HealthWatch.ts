@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { workKey, processKey } from "../wire/keys.js";
 import { toEpochSeconds, nowSeconds } from "../wire/timestamps.js";
-import { childRedis, type Child, type Supervisor, type SupervisorOptions } from "./Supervisor.js";
+import { childRedis, type Child, type Fleet, type SupervisorOptions } from "./fleet.js";
 import { batchJobs } from "../server/ProcessState.js";
 
 /** RSS of another process in bytes (Linux /proc), or undefined if it cannot be read. */
@@ -27,7 +27,7 @@ export class HealthWatch {
   private checking = false;
 
   constructor(
-    private readonly supervisor: Supervisor,
+    private readonly supervisor: Fleet,
     private readonly options: SupervisorOptions,
   ) {}
 

@@ -17,7 +17,7 @@
  * - With `-n/--negate` each group is replaced by the known queues it does not select (GitLab
  *   `worker_queues - queues`), each with weight 1; one that leaves nothing is an error.
  *
- * A GROUP with `=`, `&` or `|` is a worker query in GitLab's syntax (src/client/attributes/query.ts):
+ * A GROUP with `=`, `&` or `|` is a worker query in GitLab's syntax (src/platform/attributes/query.ts):
  * `tsq-cluster 'urgency=high&resource_boundary!=cpu' 'resource_boundary=cpu' '*'`. It selects the job
  * module's classes that match and works the queues their jobs go to (declared queue, routing rule,
  * namespace or `default`), each once with weight 1, sorted.
@@ -29,9 +29,9 @@
 import type { QueueSpec } from "../platform/config/options.js";
 import { quoted, refuseControlCharacters } from "../platform/config/controlCharacters.js";
 import { ConfigError } from "../wire/errors.js";
-import type { WorkerAttributes } from "../client/attributes/attributes.js";
-import { looksLikeQuery, matches, parseQuery } from "../client/attributes/query.js";
-import type { WorkerRouter } from "../client/attributes/WorkerRouter.js";
+import type { WorkerAttributes } from "../platform/attributes/attributes.js";
+import { looksLikeQuery, matches, parseQuery } from "../platform/attributes/query.js";
+import type { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 
 /** The job module's classes and the routing rules, for query groups. */
 export interface GroupWorkers {
@@ -108,7 +108,7 @@ function groupName(group: string, index: number): string {
   return `queue group ${index} (${quoted(group)})`;
 }
 
-/** A group without its `@shard` suffix (src/platform/shards/groupShards.ts), and the shard it names, if any. */
+/** A group without its `@shard` suffix (shardGroups.ts), and the shard it names, if any. */
 export function splitShard(group: string): { body: string; shard: string | undefined } {
   const at = group.lastIndexOf("@");
   if (at < 0) return { body: group, shard: undefined };

@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { ConfigError } from "../wire/errors.js";
 import type { JobOptions } from "../client/options.js";
 import { rememberJobClass } from "../client/jobClasses.js";
-import { workerAttributes, type WorkerAttributes } from "../client/attributes/attributes.js";
+import { workerAttributes, type WorkerAttributes } from "../platform/attributes/attributes.js";
 
 /** Anything with a `perform` method on its prototype; extending `Job` is not required. */
 export interface RunnableClass {

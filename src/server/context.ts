@@ -15,13 +15,11 @@ import type { TimestampFormat } from "../wire/timestamps.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { Registry, RunnableClass } from "./Registry.js";
 import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
-import type { ServerHooks, StoredJobs } from "./plugin.js";
+import type { DeathHandler, JobOutcome, ServerHooks, ServerMiddlewareArgs, StoredJobs } from "./hooks.js";
 
-/** Server middleware arguments: `(job instance, payload, queue, next)`, as Sidekiq's `call(worker, job, queue)`. */
-export type ServerMiddlewareArgs = [instance: object, job: JobPayload, queue: string];
+export type { JobOutcome } from "./hooks.js";
 
-/** Called when a job dies (retries exhausted, `retry: false`, discard, or killed). */
-export type DeathHandler = (job: JobPayload, error: Error) => unknown;
+export type { ServerMiddlewareArgs, DeathHandler } from "./hooks.js";
 
 /** Per-job events, for metrics. */
 export interface JobEvents {
@@ -37,14 +35,6 @@ export interface JobEvents {
   rateLimited: [job: JobPayload, queue: string, action: "parked" | "refused" | "rescheduled"];
   /** The job's `expires_in` had passed: dropped before it started (expiry/expire.ts). */
   expired: [job: JobPayload, queue: string];
-}
-
-export interface JobOutcome {
-  status: "done" | "fail";
-  /** Seconds from start to finish (monotonic clock). */
-  durationSeconds: number;
-  /** What happened to a failed job. */
-  disposition?: "retried" | "dead" | "discarded" | "dropped";
 }
 
 export interface ServerContext {

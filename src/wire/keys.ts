@@ -240,7 +240,9 @@ export const SUJ_EXPIRING_DIGESTS = "uniquejobs:expiring_digests";
 export const BATCH_PREFIX = "tsq:batch:";
 export const BATCHES = "tsq:batches";
 
-export type BatchKeyPart = "pending" | "unrun" | "failed" | "dead" | "failinfo" | "open";
+/** A batch's companion keys (Lua builds them from the same list: src/features/flow/batches/lib/batch-keys.lua). */
+export const BATCH_KEY_PARTS = ["pending", "unrun", "failed", "dead", "failinfo", "open"] as const;
+export type BatchKeyPart = (typeof BATCH_KEY_PARTS)[number];
 
 /** `tsq:batch:<bid>`, or one of its companion keys `tsq:batch:<bid>:<part>` (built the same way in Lua). */
 export function batchKey(bid: string, part?: BatchKeyPart): string {

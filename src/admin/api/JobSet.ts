@@ -16,7 +16,7 @@ import { dumpPayload, parsePayload, type JobPayload } from "../../wire/payload.j
 import { defineScripts, type TsqRedis } from "../../platform/redis/scripts.js";
 import { sendManyToMorgue, sendToMorgue, type MorgueLimits } from "../../server/morgue.js";
 import { formatSeconds } from "../../wire/timestamps.js";
-import { SortedEntry, type KillOptions } from "./SortedEntry.js";
+import { SortedEntry, type EntrySet, type KillOptions } from "./SortedEntry.js";
 import { LOCK_MARKERS, releaseLocksOf } from "../../features/locks/release.js";
 import { Pacer, type PaceOptions } from "./Pacer.js";
 import { exactKey, parseScore, requeued, substringPattern, toSeconds } from "./setEntryText.js";
@@ -37,7 +37,7 @@ const anyEntry = (): true => true;
 /** Entries `retryAll`/`killAll` pop per ZPOPMIN and act on concurrently. */
 const POP_BATCH = 500;
 
-export class JobSet implements AsyncIterable<SortedEntry> {
+export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
   /** Entries removed through this object, so a walk that deletes as it goes does not skip any. */
   private removed = 0;
   private ownClient: Client | undefined;

@@ -4,7 +4,7 @@
  */
 import type { DeathHandler } from "../../server/context.js";
 import { JobRecord } from "./JobRecord.js";
-import type { JobSet } from "./JobSet.js";
+import type { JobSetName } from "../../wire/keys.js";
 
 export interface KillOptions {
   /** Called with the job and `error` after it is in the dead set. None unless given (the API is not a worker). */
@@ -13,9 +13,19 @@ export interface KillOptions {
   error?: Error;
 }
 
+/** The set an entry came from, as the entry sees it (JobSet implements it; declared here so the two files do not import each other). */
+export interface EntrySet {
+  readonly name: JobSetName;
+  deleteEntry(entry: SortedEntry): Promise<boolean>;
+  retryEntry(entry: SortedEntry): Promise<boolean>;
+  addEntryToQueue(entry: SortedEntry): Promise<boolean>;
+  killEntry(entry: SortedEntry, options?: KillOptions): Promise<boolean>;
+  rescheduleEntry(entry: SortedEntry, at: number | Date): Promise<boolean>;
+}
+
 export class SortedEntry extends JobRecord {
   constructor(
-    readonly set: JobSet,
+    readonly set: EntrySet,
     /** Epoch seconds, exactly the double Redis holds. */
     readonly score: number,
     stored: string | Buffer,

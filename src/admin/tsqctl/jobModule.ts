@@ -4,7 +4,7 @@
  * `routing_rules:` of config/tsq.yml when present.
  */
 import type { Command } from "commander";
-import { WorkerRouter } from "../../client/attributes/WorkerRouter.js";
+import { WorkerRouter } from "../../platform/attributes/WorkerRouter.js";
 import { Registry } from "../../server/Registry.js";
 import { resolveWorkerFlags } from "../../options/workerOptions.js";
 import type { CliIO } from "./common.js";

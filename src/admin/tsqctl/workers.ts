@@ -9,9 +9,9 @@
  *   PostReceiveWorker      urgent_cpu    high     cpu       source_code_management  no   yes         git_access  1       -
  */
 import type { Command } from "commander";
-import type { WorkerAttributes } from "../../client/attributes/attributes.js";
-import { generatedQueueName } from "../../client/attributes/attributes.js";
-import type { WorkerRouter } from "../../client/attributes/WorkerRouter.js";
+import type { WorkerAttributes } from "../../platform/attributes/attributes.js";
+import { generatedQueueName } from "../../platform/attributes/attributes.js";
+import type { WorkerRouter } from "../../platform/attributes/WorkerRouter.js";
 import { readSwitches, type KillSwitch } from "../../features/flow/kill-switches/switches.js";
 import {
   addJsonOption,

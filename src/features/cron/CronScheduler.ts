@@ -16,7 +16,7 @@ import { wireOptions, type JobClassLike } from "../../client/options.js";
 import { nowSeconds } from "../../wire/timestamps.js";
 import type { ServerContext } from "../../server/context.js";
 import { PassLoop } from "../../platform/util/PassLoop.js";
-import type { CronEntry } from "./entry.js";
+import type { CronEntry } from "../../platform/config/cronEntry.js";
 import { CronStore } from "./CronStore.js";
 import { lastTickAtOrBefore, localTimeZone, nextTick, ticksBetween, type CronTimes } from "./expression.js";
 

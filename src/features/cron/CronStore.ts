@@ -16,7 +16,7 @@
  */
 import { CRON_SCHEDULES, QUEUES, cronScheduleKey, cronTickKey, queueKey } from "../../wire/keys.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
-import type { CronEntry } from "./entry.js";
+import type { CronEntry } from "../../platform/config/cronEntry.js";
 import { localTimeZone } from "./expression.js";
 
 export interface StoredSchedule {

@@ -12,7 +12,7 @@ import { Leader } from "./Leader.js";
 import { validateCron } from "./schedules.js";
 import { SidekiqCronPoller } from "./SidekiqCronPoller.js";
 
-export type { CronEntry, CronDeclaration, CronClassEntry } from "./entry.js";
+export type { CronEntry, CronDeclaration, CronClassEntry } from "../../platform/config/cronEntry.js";
 export { validateCron, classSchedules } from "./schedules.js";
 export { CronStore, type StoredSchedule } from "./CronStore.js";
 export { cronProblem } from "./expression.js";

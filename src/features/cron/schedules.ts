@@ -10,7 +10,7 @@
  */
 import { ConfigError } from "../../wire/errors.js";
 import type { Registry } from "../../server/Registry.js";
-import { CRON_NAME_FORMAT, isCronName, type CronClassEntry, type CronEntry } from "./entry.js";
+import { CRON_NAME_FORMAT, isCronName, type CronClassEntry, type CronEntry } from "../../platform/config/cronEntry.js";
 import { cronProblem } from "./expression.js";
 
 /**

@@ -18,20 +18,16 @@
 -- with the same jid); its expiry is extended to now + ttl, never shortened.
 --
 -- Returns: { 1, holder } taken; { 0, a current holder } refused.
+-- include: lib/prune-holders.lua
 local now = tonumber(ARGV[4])
 local expiry = now + tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
-local fields = redis.call("hgetall", KEYS[1])
 local others = 0
 local other = nil
 local latest = expiry
 local mine = false
-for i = 1, #fields, 2 do
-  local holder = fields[i]
-  local until_ms = tonumber(fields[i + 1])
-  if until_ms == nil or until_ms <= now then
-    redis.call("hdel", KEYS[1], holder)
-  elseif holder == ARGV[1] then
+prune_holders(KEYS[1], now, function(holder, until_ms)
+  if holder == ARGV[1] then
     mine = true
     if until_ms > expiry then expiry = until_ms end
   else
@@ -39,7 +35,7 @@ for i = 1, #fields, 2 do
     other = other or holder
     if until_ms > latest then latest = until_ms end
   end
-end
+end)
 if mine or others < limit then
   if expiry > latest then latest = expiry end
   redis.call("hset", KEYS[1], ARGV[1], string.format("%d", expiry))

@@ -2,8 +2,8 @@
  * The one table of defaults. Every tunable has its unit and the Sidekiq behaviour it mirrors.
  * Precedence when resolving options: CLI flag > config file > environment > these defaults.
  */
-import type { CronEntry } from "../../features/cron/entry.js";
-import type { RoutingRule } from "../../client/attributes/WorkerRouter.js";
+import type { CronEntry } from "./cronEntry.js";
+import type { RoutingRule } from "../attributes/WorkerRouter.js";
 
 export interface Defaults {
   /** Redis URL; `rediss://` for TLS. Overridden by REDIS_URL, then the config file, then --redis-url. */

@@ -14,10 +14,10 @@ import { redisSection } from "./redisSection.js";
 import { shardsSection } from "./shardsSection.js";
 import type { ShardConfig } from "../shards/ShardMap.js";
 import type { FetchMode, QueueSpec } from "./options.js";
-import type { CronEntry } from "../../features/cron/entry.js";
-import { WorkerRouter, type RoutingRule } from "../../client/attributes/WorkerRouter.js";
-import { CRON_NAME_FORMAT, isCronName } from "../../features/cron/entry.js";
-import { cronProblem, timeZoneProblem } from "../../features/cron/expression.js";
+import type { CronEntry } from "./cronEntry.js";
+import { WorkerRouter, type RoutingRule } from "../attributes/WorkerRouter.js";
+import { CRON_NAME_FORMAT, isCronName } from "./cronEntry.js";
+import { cronProblem, timeZoneProblem } from "./cronCheck.js";
 import {
   type Where,
   type Entry,

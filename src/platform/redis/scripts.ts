@@ -148,8 +148,8 @@ export interface ScriptCommands {
   ): Promise<[number, number, number]>;
   /** batch-open-1.lua: creates or reopens a batch for a `jobs` block; 1 created, 2 reopened (src/features/flow/batches). */
   batchOpen(index: string, ...args: string[]): Promise<number>;
-  /** batch-join-1.lua: makes `jids` members of the batch at `batchHash`; its new total. */
-  batchJoin(batchHash: string, ...jids: string[]): Promise<number>;
+  /** batch-join-3.lua: makes `jids` members of the batch (its hash, pending and unrun keys); its new total. */
+  batchJoin(batchHash: string, pending: string, unrun: string, ...jids: string[]): Promise<number>;
   /** batch-event-1.lua: applies a member's event, fires due callbacks; [bid, event, ...] fired. */
   batchEvent(index: string, ...args: string[]): Promise<string[]>;
   /** rate-bucket-1.lua: takes `cost` from a bucket limiter; [1, now ms] or [0, ms until the interval ends]. */
@@ -230,13 +230,13 @@ function loadScripts(): Script[] {
 /**
  * The text Redis runs for the script named `file` (e.g. "reliable-fetch.lua"). Lua shared by several
  * scripts lives in a `lib/` folder beside them and is pasted in where a script says
- * `-- include: lib/<name>.lua`, relative to the script's own folder (Redis runs each script alone: there
- * is no `require`).
+ * `-- include: lib/<name>.lua`, relative to the script's own folder (`../lib/<name>.lua` for a family's
+ * shared lib one folder up; Redis runs each script alone: there is no `require`).
  */
 export function scriptSource(file: string): string {
   const path = scriptFiles().get(basename(file));
   if (!path) throw new Error(`no Lua script named ${file} under ${SOURCE_ROOT}`);
-  return readFileSync(path, "utf8").replace(/^-- include: (lib\/[\w-]+\.lua)$/gm, (_, lib: string) =>
+  return readFileSync(path, "utf8").replace(/^-- include: ((?:\.\.\/)*lib\/[\w-]+\.lua)$/gm, (_, lib: string) =>
     readFileSync(join(dirname(path), lib), "utf8"),
   );
 }

@@ -7,7 +7,7 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { CronScheduler, type LeaderView } from "../../../src/features/cron/CronScheduler.js";
 import { CronStore } from "../../../src/features/cron/CronStore.js";
-import type { CronEntry } from "../../../src/features/cron/entry.js";
+import type { CronEntry } from "../../../src/platform/config/cronEntry.js";
 import { lastTickAtOrBefore } from "../../../src/features/cron/expression.js";
 import { useRedis } from "../../helpers/redis.js";
 import { testLauncher } from "../../helpers/context.js";

@@ -12,7 +12,7 @@ import { loadConfig } from "../../../src/platform/config/loadConfig.js";
 import { resolveWorkerOptions } from "../../../src/options/workerOptions.js";
 import { DEFAULTS } from "../../../src/platform/config/defaults.js";
 import { classSchedules, validateCron } from "../../../src/features/cron/schedules.js";
-import type { CronEntry } from "../../../src/features/cron/entry.js";
+import type { CronEntry } from "../../../src/platform/config/cronEntry.js";
 import { ConfigError } from "../../../src/wire/errors.js";
 import { Registry, type RunnableClass } from "../../../src/server/Registry.js";
 

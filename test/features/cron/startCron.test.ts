@@ -5,7 +5,7 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { startCron, type CronHandle } from "../../../src/features/cron/index.js";
-import type { CronEntry } from "../../../src/features/cron/entry.js";
+import type { CronEntry } from "../../../src/platform/config/cronEntry.js";
 import { ConfigError } from "../../../src/wire/errors.js";
 import { useRedis } from "../../helpers/redis.js";
 import { testLauncher } from "../../helpers/context.js";

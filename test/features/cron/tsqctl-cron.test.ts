@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { main } from "../../../src/cli/tsqctl.js";
 import type { CronJson } from "../../../src/admin/tsqctl/cron.js";
 import { CronScheduler } from "../../../src/features/cron/CronScheduler.js";
-import type { CronEntry } from "../../../src/features/cron/entry.js";
+import type { CronEntry } from "../../../src/platform/config/cronEntry.js";
 import { useRedis } from "../../helpers/redis.js";
 import { testLauncher } from "../../helpers/context.js";
 import { ROOT, eventually } from "../../helpers/tsqProcess.js";

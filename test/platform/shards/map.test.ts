@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ShardMap } from "../../../src/platform/shards/ShardMap.js";
-import { resolveShardedGroups } from "../../../src/platform/shards/groupShards.js";
+import { resolveShardedGroups } from "../../../src/cluster/shardGroups.js";
 import { checkGroup } from "../../../src/cluster/groups.js";
 import { loadConfig } from "../../../src/platform/config/loadConfig.js";
 import { resolveWorkerOptions } from "../../../src/options/workerOptions.js";

@@ -24,19 +24,19 @@
 --   settled   every member either succeeded or died: nothing is left to wait for (workflows)
 --
 -- Returns: the events fired, flat: { bid, event, bid, event, ... }.
+-- include: lib/batch-keys.lua
 local prefix, queuePrefix, queuesKey = ARGV[1], ARGV[2], ARGV[3]
 local now, enqueuedAt, failCap = tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
-local PARTS = { "", ":pending", ":unrun", ":failed", ":dead", ":failinfo", ":open" }
 local fired = {}
 local work = { { ARGV[7], ARGV[8], ARGV[9], ARGV[10] } }
 
 local function key(b, part)
-  return prefix .. b .. part
+  return batch_key(prefix, b, part)
 end
 
 local function expireAt(b, at)
   local ms = math.floor(at * 1000)
-  for _, part in ipairs(PARTS) do
+  for _, part in ipairs(BATCH_PARTS) do
     redis.call("pexpireat", key(b, part), ms)
   end
   redis.call("hset", key(b, ""), "expires_at", tostring(at))

@@ -15,24 +15,24 @@
 --
 -- Returns: 1 created, 2 reopened. Errors: "NOBATCH" (gone: expired or never made), "FINISHED" (its
 -- `success` fired), "NOPARENT" / "PARENTFINISHED" for the parent.
+-- include: lib/batch-keys.lua
 local prefix, bid, now, expiresIn = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local mode, token, parent = ARGV[5], ARGV[6], ARGV[7]
-local PARTS = { "", ":pending", ":unrun", ":failed", ":dead", ":failinfo", ":open" }
-local h = prefix .. bid
+local h = batch_key(prefix, bid, "")
 
 local function expireAt(b, at)
   local ms = math.floor(at * 1000)
-  for _, part in ipairs(PARTS) do
-    redis.call("pexpireat", prefix .. b .. part, ms)
+  for _, part in ipairs(BATCH_PARTS) do
+    redis.call("pexpireat", batch_key(prefix, b, part), ms)
   end
-  redis.call("hset", prefix .. b, "expires_at", tostring(at))
+  redis.call("hset", batch_key(prefix, b, ""), "expires_at", tostring(at))
   redis.call("zadd", KEYS[1], tostring(at), b)
 end
 
 -- Unfinished batches live expiresIn past their latest open; never shortened here.
 local function extend(b)
   local at = now + expiresIn
-  local current = tonumber(redis.call("hget", prefix .. b, "expires_at") or "0")
+  local current = tonumber(redis.call("hget", batch_key(prefix, b, ""), "expires_at") or "0")
   if current > at then at = current end
   expireAt(b, at)
 end
@@ -48,7 +48,7 @@ local result = 2
 if not exists then
   result = 1
   if parent ~= "" then
-    local ph = prefix .. parent
+    local ph = batch_key(prefix, parent, "")
     if redis.call("exists", ph) == 0 then
       return redis.error_reply("NOPARENT parent batch " .. parent .. " does not exist (expired?)")
     end
@@ -56,8 +56,8 @@ if not exists then
       return redis.error_reply("PARENTFINISHED parent batch " .. parent .. " already succeeded")
     end
     -- The child is a member of its parent until the child's own callbacks release it.
-    redis.call("sadd", ph .. ":pending", "b:" .. bid)
-    redis.call("sadd", ph .. ":unrun", "b:" .. bid)
+    redis.call("sadd", batch_key(prefix, parent, ":pending"), "b:" .. bid)
+    redis.call("sadd", batch_key(prefix, parent, ":unrun"), "b:" .. bid)
     redis.call("hincrby", ph, "children", 1)
     extend(parent)
     redis.call("hset", h, "parent", parent)
@@ -68,7 +68,7 @@ if not exists then
   end
 end
 if token ~= "" then
-  redis.call("hset", h .. ":open", token, ARGV[3])
+  redis.call("hset", batch_key(prefix, bid, ":open"), token, ARGV[3])
 end
 extend(bid)
 -- Listing entries of expired batches go; the listing itself expires with its last batch.

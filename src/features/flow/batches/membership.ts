@@ -1,7 +1,7 @@
 /**
  * The push side of batches, in every Client: inside a `jobs` block a job gets the batch's `bid` before
  * client middleware runs (they see it, as with Sidekiq Pro) and is marked to join. The join itself
- * (batch-join-1.lua) happens in `Client#send`, after every middleware had its say, so a push a
+ * (batch-join-3.lua) happens in `Client#send`, after every middleware had its say, so a push a
  * middleware refuses never becomes a member that would keep the batch waiting.
  */
 import type { JobPayload } from "../../../wire/payload.js";
@@ -43,7 +43,7 @@ type Undo = (only?: readonly string[]) => Promise<void>;
 async function join(redis: TsqRedis, byBatch: Map<string, string[]>): Promise<Undo> {
   for (const [bid, jids] of byBatch) {
     try {
-      await redis.batchJoin(batchKey(bid), ...jids);
+      await redis.batchJoin(batchKey(bid), batchKey(bid, "pending"), batchKey(bid, "unrun"), ...jids);
     } catch (error) {
       throw refused(error);
     }

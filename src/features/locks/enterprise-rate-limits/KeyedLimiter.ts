@@ -17,15 +17,8 @@
  * Running jobs' leases are kept alive by the ConcurrencyLimiter's refresh, the one lease keeper.
  */
 import type { Logger } from "../../../platform/logger.js";
-import {
-  keyedReadyKey,
-  KEYED_WAITING,
-  QUEUES,
-  keyedHoldersKey,
-  keyedParkedKey,
-  keyedWindowKey,
-  queueKey,
-} from "../../../wire/keys.js";
+import { keyedHoldersKey, keyedReadyKey } from "../../../wire/keys.js";
+import { keyedLimit, type KeyedLimitReply } from "./keyedLimit.js";
 import type { ConcurrencyLimiter } from "../gitlab-concurrency-limits/ConcurrencyLimiter.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import type { KeyedLimitPolicy } from "./keyedPolicy.js";
@@ -65,7 +58,7 @@ export class KeyedLimiter {
     jid: string,
     parkedJson: string,
   ): Promise<GateResult> {
-    const [status] = await this.call(className, key, policy, "enter", jid, parkedJson);
+    const { status } = await this.call(className, key, policy, "enter", jid, parkedJson);
     if (status === 1 && policy.concurrency > 0) this.leases.track(jid, keyedHoldersKey(className, key));
     return status === 1 ? "run" : status === 0 ? "parked" : "refused";
   }
@@ -111,13 +104,13 @@ export class KeyedLimiter {
    */
   async resumeDue(): Promise<number> {
     const now = Date.now();
-    const turns: Promise<[number, number]>[] = [];
+    const turns: Promise<KeyedLimitReply>[] = [];
     for (const [className, policy] of this.policies) {
       const due = await this.redis.zrangebyscore(keyedReadyKey(className), "-inf", now, "LIMIT", 0, KEYS_PER_PASS);
       for (const key of due) turns.push(this.call(className, key, policy, "resume", "", ""));
     }
     const handed = await Promise.all(turns);
-    return handed.reduce((sum, [n]) => sum + n, 0);
+    return handed.reduce((sum, { status }) => sum + status, 0);
   }
 
   private call(
@@ -127,26 +120,21 @@ export class KeyedLimiter {
     op: "enter" | "leave" | "resume",
     jid: string,
     job: string,
-  ): Promise<[number, number]> {
-    return this.redis.keyedLimit(
-      keyedHoldersKey(className, key),
-      keyedWindowKey(className, key),
-      keyedParkedKey(className, key),
-      keyedReadyKey(className),
-      KEYED_WAITING,
-      QUEUES,
+  ): Promise<KeyedLimitReply> {
+    const { leaseTtl, maxParked } = this.settings;
+    const { concurrency, rate, windowMs } = policy;
+    return keyedLimit(this.redis, {
       op,
-      jid,
-      Math.max(1, Math.round(this.settings.leaseTtl * 1000)),
-      policy.concurrency,
-      policy.rate,
-      policy.windowMs,
-      key,
       className,
-      queueKey(""),
+      key,
+      jid,
+      leaseTtl,
+      concurrency,
+      rate,
+      windowMs,
       job,
-      this.settings.maxParked,
-      JOBS_PER_TURN,
-    );
+      maxParked,
+      perTurn: JOBS_PER_TURN,
+    });
   }
 }

@@ -32,6 +32,7 @@
 --
 -- Returns { status, parked }: enter: 1 run, 0 parked, -1 refused (the key's parked list is full);
 -- leave and resume: status = jobs handed back.
+-- include: ../lib/prune-holders.lua
 local t = redis.call("time")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local jid = ARGV[2]
@@ -43,15 +44,7 @@ local window = tonumber(ARGV[6])
 -- Live leases, dropping lapsed ones: O(leases), at most the concurrency plus jobs on their way.
 local function leases()
   local n = 0
-  local fields = redis.call("hgetall", KEYS[1])
-  for i = 1, #fields, 2 do
-    local until_ms = tonumber(fields[i + 1])
-    if until_ms == nil or until_ms <= now then
-      redis.call("hdel", KEYS[1], fields[i])
-    else
-      n = n + 1
-    end
-  end
+  prune_holders(KEYS[1], now, function() n = n + 1 end)
   return n
 end
 

@@ -19,7 +19,8 @@
  *   4) "1795425538907"
  */
 import type { Logger } from "../../../platform/logger.js";
-import { LIMITS, QUEUES, limitParkedKey, limitSlotsKey, queueKey } from "../../../wire/keys.js";
+import { LIMITS, limitParkedKey, limitSlotsKey } from "../../../wire/keys.js";
+import { limitSlot, type LimitSlotReply } from "./limitSlot.js";
 import { refreshLock } from "../Lock.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 
@@ -60,7 +61,7 @@ export class ConcurrencyLimiter {
     resumed: boolean,
   ): Promise<EnterResult> {
     this.limits.set(className, limit);
-    const [status] = await this.call(className, "enter", jid, limit, parkedJson, resumed);
+    const { status } = await this.call(className, "enter", jid, limit, parkedJson, resumed);
     if (status === 1) this.held.set(jid, limitSlotsKey(className));
     return status === 1 ? "run" : status === 0 ? "parked" : "refused";
   }
@@ -130,22 +131,8 @@ export class ConcurrencyLimiter {
     limit: number,
     job: string,
     resumed: boolean,
-  ): Promise<[number, number, number]> {
-    return this.redis.limitSlot(
-      limitSlotsKey(className),
-      limitParkedKey(className),
-      LIMITS,
-      QUEUES,
-      op,
-      jid,
-      Math.max(1, Math.round(this.settings.slotTtl * 1000)),
-      limit,
-      Date.now(),
-      className,
-      queueKey(""),
-      job,
-      this.settings.maxParked,
-      resumed ? "1" : "0",
-    );
+  ): Promise<LimitSlotReply> {
+    const { slotTtl, maxParked } = this.settings;
+    return limitSlot(this.redis, { op, className, jid, slotTtl, limit, nowMs: Date.now(), job, maxParked, resumed });
   }
 }

@@ -25,7 +25,8 @@ import type { AlternateWrite, ClientMiddlewareArgs, PreparedJob } from "../../..
 import { jobClassOf } from "../../../client/jobClasses.js";
 import { DEFAULTS } from "../../../platform/config/defaults.js";
 import { ConcurrencyLimitFullError } from "../../../wire/errors.js";
-import { LIMITS, QUEUES, limitParkedKey, limitSlotsKey, queueKey } from "../../../wire/keys.js";
+import { limitParkedKey } from "../../../wire/keys.js";
+import { limitSlot } from "./limitSlot.js";
 import { releaseLocksOf } from "../release.js";
 import { logger } from "../../../platform/logger.js";
 import type { Next } from "../../../platform/Chain.js";
@@ -104,31 +105,25 @@ export class Admission implements AlternateWrite {
    * jobs a full parked list refused, after releasing their locks; the others are written.
    */
   async write(redis: TsqRedis, entries: readonly PreparedJob[]): Promise<void> {
-    const now = Date.now();
-    const ttlMs = Math.max(1, Math.round(this.settings.slotTtl * 1000));
+    const nowMs = Date.now();
+    const { slotTtl, maxParked } = this.settings;
     const replies = await Promise.all(
-      entries.map(({ job, json }) => {
-        const name = displayClass(job);
-        return redis.limitSlot(
-          limitSlotsKey(name),
-          limitParkedKey(name),
-          LIMITS,
-          QUEUES,
-          "admit",
-          job.jid,
-          ttlMs,
-          this.marked.get(job)!,
-          now,
-          name,
-          queueKey(""),
-          json,
-          this.settings.maxParked,
-          "0",
-        );
-      }),
+      entries.map(({ job, json }) =>
+        limitSlot(redis, {
+          op: "admit",
+          className: displayClass(job),
+          jid: job.jid,
+          slotTtl,
+          limit: this.marked.get(job)!,
+          nowMs,
+          job: json,
+          maxParked,
+          resumed: false,
+        }),
+      ),
     );
     const refused: { job: JobPayload; parked: number }[] = [];
-    replies.forEach(([status, , parked], i) => {
+    replies.forEach(({ status, parked }, i) => {
       const { job } = entries[i]!;
       if (status === 0) reportParked(job, this.marked.get(job)!);
       else if (status === -1) refused.push({ job, parked });

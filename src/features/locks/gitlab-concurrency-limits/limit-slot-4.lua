@@ -30,6 +30,7 @@
 --   enter: status 1 run (the jid holds a slot), 0 parked, -1 refused (the parked list is full)
 --   admit: status 1 granted (the job holds a slot and is in its queue), 0 parked, -1 refused (not written)
 --   leave: status = how many parked jobs were resumed
+-- include: ../lib/prune-holders.lua
 local now = tonumber(ARGV[5])
 local ttl = tonumber(ARGV[3])
 local limit = tonumber(ARGV[4])
@@ -50,15 +51,9 @@ end
 local running = redis.call("hlen", KEYS[1]) - (mine and 1 or 0)
 if jid == "" or (ARGV[1] ~= "admit" and limit > 0 and running >= limit) then
   running = 0
-  local fields = redis.call("hgetall", KEYS[1])
-  for i = 1, #fields, 2 do
-    local until_ms = tonumber(fields[i + 1])
-    if until_ms == nil or until_ms <= now then
-      redis.call("hdel", KEYS[1], fields[i])
-    elseif fields[i] ~= jid then
-      running = running + 1
-    end
-  end
+  prune_holders(KEYS[1], now, function(holder)
+    if holder ~= jid then running = running + 1 end
+  end)
 end
 
 local function hold(holder)

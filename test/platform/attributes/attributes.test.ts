@@ -2,7 +2,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Job } from "../../../src/index.js";
 import { Registry } from "../../../src/server/Registry.js";
-import { generatedQueueName, workerAttributes } from "../../../src/client/attributes/attributes.js";
+import { generatedQueueName, workerAttributes } from "../../../src/platform/attributes/attributes.js";
 import { ConfigError } from "../../../src/wire/errors.js";
 
 function refused(run: () => unknown, ...mentions: string[]): void {

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { Job } from "../../../src/client/Job.js";
 import { Client } from "../../../src/client/Client.js";
 import { configureClient, closeDefaultClient } from "../../../src/client/defaultClient.js";
-import { WorkerRouter, configureRouting, type RoutingRule } from "../../../src/client/attributes/WorkerRouter.js";
+import { WorkerRouter, configureRouting, type RoutingRule } from "../../../src/platform/attributes/WorkerRouter.js";
 import { Registry } from "../../../src/server/Registry.js";
 import { ConfigError } from "../../../src/wire/errors.js";
 import { useRedis } from "../../helpers/redis.js";

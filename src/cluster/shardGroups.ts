@@ -8,11 +8,11 @@
  *   shards is an error (split it, one group per shard). A `*` in such a group means every known queue
  *   of the cluster's own shard (--shard, else the default one).
  */
-import type { QueueSpec } from "../config/options.js";
-import { ConfigError } from "../../wire/errors.js";
-import { resolveGroupAt, splitShard, type GroupWorkers, type ResolveOptions } from "../../cluster/groups.js";
-import { looksLikeQuery } from "../../client/attributes/query.js";
-import type { ShardMap } from "./ShardMap.js";
+import type { QueueSpec } from "../platform/config/options.js";
+import { ConfigError } from "../wire/errors.js";
+import { resolveGroupAt, splitShard, type GroupWorkers, type ResolveOptions } from "./groups.js";
+import { looksLikeQuery } from "../platform/attributes/query.js";
+import type { ShardMap } from "../platform/shards/ShardMap.js";
 
 export interface ShardedGroup {
   queues: QueueSpec[];

@@ -7,8 +7,8 @@ import {
   workerAttributes,
   generatedQueueName,
   type WorkerAttributes,
-} from "../../../src/client/attributes/attributes.js";
-import { matches, parseQuery } from "../../../src/client/attributes/query.js";
+} from "../../../src/platform/attributes/attributes.js";
+import { matches, parseQuery } from "../../../src/platform/attributes/query.js";
 import { ConfigError } from "../../../src/wire/errors.js";
 
 const FIXTURE = join(fileURLToPath(new URL(".", import.meta.url)), "../../fixtures/gitlabWorkers.js");

@@ -1,7 +1,9 @@
--- batch-join-1.lua: makes jobs members of a batch just before they are pushed (Client#send), so a job
+-- batch-join-3.lua: makes jobs members of a batch just before they are pushed (Client#send), so a job
 -- can never finish before its batch knows it. Idempotent per jid (SADD).
 --
--- KEYS[1]  tsq:batch:<bid>    the batch's hash (companions are KEYS[1] .. ":pending" / ":unrun")
+-- KEYS[1]  tsq:batch:<bid>          the batch's hash
+-- KEYS[2]  tsq:batch:<bid>:pending  members that have not succeeded yet
+-- KEYS[3]  tsq:batch:<bid>:unrun    members that have not run once yet
 -- ARGV[1..] jids
 --
 -- Returns: the batch's total after the join. Errors: "NOBATCH" (expired), "FINISHED" (succeeded).
@@ -12,11 +14,11 @@ end
 if redis.call("hexists", h, "success_at") == 1 then
   return redis.error_reply("FINISHED batch " .. h .. " already succeeded; the jobs were not pushed")
 end
-local added = redis.call("sadd", h .. ":pending", unpack(ARGV))
-redis.call("sadd", h .. ":unrun", unpack(ARGV))
+local added = redis.call("sadd", KEYS[2], unpack(ARGV))
+redis.call("sadd", KEYS[3], unpack(ARGV))
 local ms = math.floor(tonumber(redis.call("hget", h, "expires_at") or "0") * 1000)
 if ms > 0 then
-  redis.call("pexpireat", h .. ":pending", ms)
-  redis.call("pexpireat", h .. ":unrun", ms)
+  redis.call("pexpireat", KEYS[2], ms)
+  redis.call("pexpireat", KEYS[3], ms)
 end
 return redis.call("hincrby", h, "total", added)

@@ -1,0 +1,78 @@
+/**
+ * The import rules that keep src/ drawn as docs/internals.md draws it (`npm run lint:deps`;
+ * test/architecture.test.ts runs the same rules and checks that a bad import is caught).
+ *
+ *   wire        the Sidekiq wire contract: imports nothing of tsq and no package, only node: builtins
+ *   platform    Redis, config, logging: imports wire and itself only
+ *   core        client, server, cluster: never a feature (features plug in through the seam)
+ *   plugins.ts  the ordered list of built-ins: only entry points (cli, index.ts, library) and tests
+ *   admin       api, web, tsqctl: nothing on the job path (client, server, cluster, features) imports it
+ *   cycles      none, type-only imports included: a cycle is a layering mistake whatever it carries
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      comment: "An import cycle means two modules are one; split the shared part out or invert one edge.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "wire-imports-nothing",
+      comment: "src/wire is the bottom layer: only node: builtins and other wire modules.",
+      severity: "error",
+      from: { path: "^src/wire/" },
+      to: { pathNot: "^src/wire/", dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "platform-imports-wire-and-platform",
+      comment: "src/platform sits on the wire contract only; anything above it must be passed in.",
+      severity: "error",
+      from: { path: "^src/platform/" },
+      to: { path: "^src/", pathNot: "^src/(wire|platform)/" },
+    },
+    {
+      name: "core-never-imports-features",
+      comment: "client, server and cluster reach features only through the plug-in seam (src/server/plugin.ts).",
+      severity: "error",
+      from: { path: "^src/(wire|platform|client|server|cluster)/" },
+      to: { path: "^src/features/" },
+    },
+    {
+      name: "plugins-list-only-from-entry-points",
+      comment: "src/plugins.ts imports every feature; only entry points and tests may pull it in.",
+      severity: "error",
+      from: { pathNot: "^(src/cli/|src/index\\.ts$|src/library/|test/)" },
+      to: { path: "^src/plugins\\.ts$" },
+    },
+    {
+      name: "job-path-never-imports-admin",
+      comment: "admin (api, web, tsqctl) reads Redis for operators; the job path must not depend on it.",
+      severity: "error",
+      from: { path: "^src/(wire|platform|client|server|cluster|features)/" },
+      to: { path: "^src/admin/" },
+    },
+    {
+      name: "not-to-unresolvable",
+      comment: "An import that does not resolve is a typo or a missing dependency.",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(dist|node_modules)/" },
+    // Type-only imports count: `import type` still draws an edge a reader has to follow.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".json"],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

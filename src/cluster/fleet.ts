@@ -1,0 +1,67 @@
+/**
+ * The supervisor's records: its options, one Child per forked process, one Slot per planned child, and
+ * the Fleet view its health watch reads (so HealthWatch depends on this file, not on the Supervisor).
+ */
+import type { Worker } from "node:cluster";
+import type { Logger } from "../platform/logger.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
+import type { WorkerOptions } from "../platform/config/options.js";
+import type { ChildPlan } from "./groups.js";
+
+export type RestartReason = "crash" | "memory" | "hang" | "rolling";
+
+export interface SupervisorOptions {
+  worker: WorkerOptions;
+  plan: ChildPlan[];
+  /** Seconds without a heartbeat after which a live child counts as hung. */
+  hangThreshold: number;
+  /** RSS limit per child in MB; undefined = no limit. */
+  maxMemoryMb: number | undefined;
+  logger: Logger;
+  /** For pruning and the heartbeat watch. */
+  redis: TsqRedis;
+  /** The connection to a child's shard (src/platform/shards); absent: `redis` for every child. */
+  redisOf?: (shard: string | undefined) => TsqRedis;
+  /** Frees the locks of a dead child's poison pills (the lock plug-ins'); absent: they expire by their TTL. */
+  releaseLocks?: (redis: TsqRedis, stored: Buffer[]) => Promise<unknown>;
+}
+
+/** The Redis a child works against: its shard's. */
+export function childRedis(options: SupervisorOptions, plan: ChildPlan): TsqRedis {
+  return options.redisOf?.(plan.shard) ?? options.redis;
+}
+
+export interface Child {
+  worker: Worker;
+  slot: Slot;
+  identity: string | undefined;
+  /** performance.now() at fork and when it reported ready (first heartbeat written). */
+  forkedAt: number;
+  readyAt: number | undefined;
+  /** Why the supervisor itself is ending this child; undefined for an unexpected exit. */
+  retiring: RestartReason | undefined;
+  fatal: string | undefined;
+  /** Where the child writes each fetched batch before its jobs start (describeBatch text). */
+  batchFile: string | undefined;
+  /** The latest batch reported over IPC instead, by a child that could not open its batch file. */
+  lastBatch: string;
+}
+
+export interface Slot {
+  plan: ChildPlan;
+  current: Child | undefined;
+  backoffMs: number;
+  bootFailures: number;
+  restartTimer: NodeJS.Timeout | undefined;
+}
+
+/** What the health watch needs of a supervisor. */
+export interface Fleet {
+  readonly isStopping: boolean;
+  /** Children that reported ready and are not being retired. */
+  readyChildren(): Child[];
+  /** Stops a child gracefully and forks its replacement. */
+  retire(child: Child, reason: "hang" | "memory"): void;
+  /** The describeBatch text of the child's latest fetched batch. */
+  lastBatchOf(child: Child): string;
+}
