@@ -15,7 +15,7 @@ import {
   withRedis,
   type CliIO,
 } from "./common.js";
-import { argsText, delimit, duration, relative, table } from "./format.js";
+import { clip, delimit, duration, relative, table } from "./format.js";
 import { jobJson, statsJson, type QueueJson, type StatsJson } from "./views.js";
 import { everyShard, queueUrl, shardMap, sumStats, type ShardFlags } from "./shards.js";
 
@@ -145,7 +145,7 @@ async function queue(name: string, flags: JsonFlags & ShardFlags & { limit: numb
   const rows = result.jobs.map((job) => [
     job.jid ?? "-",
     job.displayClass ?? "(not a job)",
-    argsText(job.args),
+    clip(job.argsSummary(), 40),
     job.enqueuedAt === undefined ? "-" : relative(job.enqueuedAt, now),
   ]);
   io.out(`${table(["JID", "CLASS", "ARGS", "ENQUEUED"], rows).join("\n")}\n`);
