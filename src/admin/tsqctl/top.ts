@@ -95,7 +95,9 @@ async function run(redis: Redis, url: string, flags: TopFlags, io: CliIO): Promi
       const screen = terminal
         ? { columns: terminal.output.columns || 80, rows: terminal.output.rows || 24 }
         : PLAIN_SCREEN;
-      const lines = last ? renderTop(last, rates, screen, header, warning) : [header, warning ?? "loading…"].map(visible);
+      const lines = last
+        ? renderTop(last, rates, screen, header, warning)
+        : [header, warning ?? "loading…"].map(visible);
       if (terminal) io.out(`\x1b[H${lines.map((line) => `${line}\x1b[K`).join("\r\n")}\x1b[J`);
       else io.out(`${lines.join("\n")}\n\n`);
       if (flags.once) break;

@@ -253,7 +253,8 @@ async function inflatedRow(entry: SortedEntry): Promise<ReturnType<typeof html> 
     const note = head.cut
       ? html`<p class="warn">Cut at ${PAGE_INFLATE_CAP / 1024} KB: the args inflate to more than that.</p>`
       : "";
-    shown = html`${note}<pre>${head.text}</pre>`;
+    shown = html`${note}
+      <pre>${head.text}</pre>`;
   } catch (error) {
     shown = html`<p class="warn">${(error as Error).message}</p>`;
   }
