@@ -53,6 +53,8 @@ export interface ClientOptions {
    * job (default 60); workers pass their `concurrency_limit_max_parked` and `heartbeat_ttl`.
    */
   concurrencyLimits?: { maxParked?: number; slotTtl?: number };
+  /** Deadline of each command on the connections this client opens (ms); default none (they wait for Redis). */
+  commandTimeoutMs?: number;
   /**
    * Features, in chain order (src/plugins.ts lists the built-in ones). Default: the process's default
    * list, every built-in feature once the package is imported (defaultPlugins.ts). `[]`: plain
@@ -102,9 +104,11 @@ export class Client {
   private readonly version: 6 | 7 | 8;
   private readonly sizeLimits: SizeLimits;
   private readonly router: WorkerRouter | undefined;
+  private readonly commandTimeoutMs: number | undefined;
 
   constructor(options: ClientOptions = {}) {
     this.reliable = resolveReliablePush(options.reliablePush);
+    this.commandTimeoutMs = options.commandTimeoutMs;
     this.plugins = options.plugins ?? defaultPlugins();
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {} };
     this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings }) ?? []);
@@ -260,6 +264,7 @@ export class Client {
       autoPipelining: false,
       // Reliable push holds a push made while Redis is away instead of letting it wait in ioredis.
       ...(this.reliable ? { offlineQueue: false } : {}),
+      ...(this.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: this.commandTimeoutMs }),
     });
   }
 
