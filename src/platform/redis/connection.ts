@@ -101,8 +101,11 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
  * or a connection closed under it.
  */
 export function isUnreachable(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : "";
-  return /^(Command timed out|Connection is closed|Stream isn't writeable)/.test(message);
+  if (!(error instanceof Error)) return false;
+  // A client's push error wraps the connection's (its `cause`).
+  return (
+    /^(Command timed out|Connection is closed|Stream isn't writeable)/.test(error.message) || isUnreachable(error.cause)
+  );
 }
 
 /** Redis error replies that mean "you are talking to a replica or a failed-over node": reconnect. */
