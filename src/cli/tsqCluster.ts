@@ -30,7 +30,7 @@ import type { QueueSpec } from "../platform/config/options.js";
 import { exitOnOptionError } from "../options/workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
 import { startClusterMetrics } from "../metrics/serve.js";
-import { WebServer } from "../admin/web/index.js";
+import { WebServer, WEB_REDIS_DEADLINE_MS } from "../admin/web/index.js";
 import { ShardConnections } from "../platform/shards/ShardConnections.js";
 import { resolveShardedGroups } from "../cluster/shardGroups.js";
 import { shardMapOf } from "../platform/shards/serve.js";
@@ -97,13 +97,16 @@ async function knownQueues(
  */
 async function startClusterWeb(options: ClusterOptions, log: Logger): Promise<{ stop(): Promise<void> } | undefined> {
   if (!options.webPort) return undefined;
-  const redis = connect(options.worker.redisUrl, { name: "tsq-web" });
+  const redis = connect(options.worker.redisUrl, { name: "tsq-web", commandTimeoutMs: WEB_REDIS_DEADLINE_MS });
   // A sharded Redis: every other shard under /shards/<name>/, on connections of the dashboard's own.
   const map = shardMapOf(options.worker);
   const others = map
     .names()
     .filter((name) => name !== DEFAULT_SHARD)
-    .map((name) => ({ name, redis: connect(map.urlOf(name), { name: "tsq-web" }) }));
+    .map((name) => ({
+      name,
+      redis: connect(map.urlOf(name), { name: "tsq-web", commandTimeoutMs: WEB_REDIS_DEADLINE_MS }),
+    }));
   const disconnect = () => {
     redis.disconnect();
     for (const shard of others) shard.redis.disconnect();

@@ -54,6 +54,8 @@ export interface ClientOptions {
    * job (default 60); workers pass their `concurrency_limit_max_parked` and `heartbeat_ttl`.
    */
   concurrencyLimits?: { maxParked?: number; slotTtl?: number };
+  /** Deadline of each command on the connections this client opens (ms); default none (they wait for Redis). */
+  commandTimeoutMs?: number;
   /**
    * Features, in chain order (src/plugins.ts lists the built-in ones). Default: the process's default
    * list, every built-in feature once the package is imported (defaultPlugins.ts). `[]`: plain
@@ -107,11 +109,13 @@ export class Client {
   private readonly connectTimeoutMs: number;
   private readonly lazyConnect: boolean;
   private diverted: PushDiversion | undefined;
+  private readonly commandTimeoutMs: number | undefined;
 
   constructor(options: ClientOptions = {}) {
     this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
     this.reliable = resolveReliablePush(options.reliablePush);
     this.lazyConnect = options.lazyConnect === true && this.reliable === undefined;
+    this.commandTimeoutMs = options.commandTimeoutMs;
     this.plugins = options.plugins ?? defaultPlugins();
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {} };
     this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings }) ?? []);
@@ -278,6 +282,7 @@ export class Client {
       ...(this.lazyConnect ? { lazy: true } : {}),
       // Reliable push holds a push made while Redis is away instead of letting it wait in ioredis.
       ...(this.reliable ? { offlineQueue: false } : {}),
+      ...(this.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: this.commandTimeoutMs }),
     });
   }
 

@@ -9,7 +9,16 @@ import { inflateSync } from "node:zlib";
 import { displayClass } from "../../wire/payload.js";
 import { nowSeconds, toEpochSeconds } from "../../wire/timestamps.js";
 import { DEFAULTS } from "../../platform/config/defaults.js";
-import { displayArgs, isCompressed } from "../../client/compression/expand.js";
+import {
+  compressedArgsBytes,
+  displayArgs,
+  inflateHead,
+  isCompressed,
+  type InflatedHead,
+} from "../../client/compression/expand.js";
+
+/** The most a stored backtrace may inflate to (bytes): it is shown on one job's page, never in a list. */
+const MAX_BACKTRACE_BYTES = 1024 * 1024;
 
 function parseObject(text: string): Record<string, unknown> | null {
   try {
@@ -82,12 +91,31 @@ export class JobRecord {
 
   /**
    * The arguments; for a text that is not JSON, [text] (so a UI can show it). Args compressed as GitLab
-   * does (`compressed: true`) are shown inflated, or as stored when they cannot be inflated.
+   * does (`compressed: true`) are shown inflated (up to `maxInflatedBytes`, synchronously), or as stored
+   * when they cannot be inflated. Lists use `argsSummary`, which never inflates.
    */
   get args(): unknown[] {
     if (!this.isObject) return [this.value];
     this.shownArgs ??= displayArgs(this.item, DEFAULTS.maxInflatedBytes);
     return this.shownArgs;
+  }
+
+  /**
+   * The args for a list row, as text to clip: their JSON, or "compressed, N KB" for compressed args,
+   * which a list never inflates (each row could inflate to gigabytes).
+   */
+  argsSummary(): string {
+    if (!this.isObject) return JSON.stringify([this.value]);
+    if (this.compressed) return `compressed, ${Math.max(Math.round(compressedArgsBytes(this.item) / 1024), 1)} KB`;
+    return JSON.stringify(this.item.args ?? []);
+  }
+
+  /**
+   * For one job's page: the first `capBytes` of the inflated args (streamed, so a bomb costs about
+   * `capBytes`) and whether they were cut; undefined when the args are not compressed.
+   */
+  async inflatedArgs(capBytes: number): Promise<InflatedHead | undefined> {
+    return this.isObject && this.compressed ? inflateHead(this.item, capBytes) : undefined;
   }
 
   /** True when the stored args are compressed (`compressed: true`); `args` shows them inflated. */
@@ -133,14 +161,16 @@ export class JobRecord {
 
   /**
    * The stored backtrace lines: `error_backtrace` is base64 (6.4 with MIME newlines, 7+ strict) of
-   * zlib-deflated JSON; very old jobs stored a plain array. Undefined when absent or unreadable.
+   * zlib-deflated JSON; very old jobs stored a plain array. Undefined when absent, unreadable, or
+   * inflating to more than 1 MB (a hostile entry must not stall the page).
    */
   errorBacktrace(): string[] | undefined {
     const stored = this.item.error_backtrace;
     if (Array.isArray(stored)) return stored.map(String);
     if (typeof stored !== "string") return undefined;
     try {
-      const lines: unknown = JSON.parse(inflateSync(Buffer.from(stored, "base64")).toString("utf8"));
+      const inflated = inflateSync(Buffer.from(stored, "base64"), { maxOutputLength: MAX_BACKTRACE_BYTES });
+      const lines: unknown = JSON.parse(inflated.toString("utf8"));
       return Array.isArray(lines) ? lines.map(String) : undefined;
     } catch {
       return undefined;

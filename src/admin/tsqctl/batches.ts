@@ -14,7 +14,7 @@ import {
   type CliIO,
 } from "./common.js";
 import { NotFoundError } from "./actions.js";
-import { clip, table, utcTime } from "./format.js";
+import { clip, table, utcTime, visible } from "./format.js";
 
 interface Flags {
   json?: boolean;
@@ -104,6 +104,6 @@ export function registerBatches(program: Command, io: CliIO): void {
         ([jid, info]) => `failure      ${jid} ${clip(JSON.stringify(info), 100)}`,
       ),
     ];
-    io.out(`${lines.join("\n")}\n`);
+    io.out(`${lines.map(visible).join("\n")}\n`);
   });
 }

@@ -6,7 +6,13 @@
 import { createInterface } from "node:readline";
 import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULTS } from "../../platform/config/defaults.js";
-import { connect, describeConnectionError, redactUrl, type TsqRedis } from "../../platform/redis/connection.js";
+import {
+  connect,
+  describeConnectionError,
+  isUnreachable,
+  redactUrl,
+  type TsqRedis,
+} from "../../platform/redis/connection.js";
 import { parseRedisUrl } from "../../platform/redis/redisUrl.js";
 
 /** The terminal `tsqctl top` draws on and reads keys from. */
@@ -71,7 +77,15 @@ export class RedisUnavailableError extends Error {
  * Milliseconds to wait for a connection before giving up. The worker waits for Redis forever (a restart
  * pauses work); an admin command should say at once that it cannot reach it.
  */
-const CONNECT_TIMEOUT_MS = 10_000;
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+export { isUnreachable };
+
+/** The error for a Redis that cannot be reached: its URL without the password, and its shard when named. */
+export function unreachable(url: string, reason: string, shard?: string): RedisUnavailableError {
+  const which = shard === undefined ? "" : ` (shard "${shard}")`;
+  return new RedisUnavailableError(`cannot reach Redis at ${redactUrl(url)}${which}: ${reason}`);
+}
 
 export function addRedisUrlOption(command: Command): Command {
   // The resolved default is not shown in --help: REDIS_URL may hold a password.
@@ -132,12 +146,17 @@ export function resolveRedisUrl(flag: string | undefined, io: CliIO): string {
   return url;
 }
 
-/** Opens a connection, runs `work` with it and always closes it. Fails on the first connection error. */
-export async function withRedis<T>(url: string, work: (redis: TsqRedis) => Promise<T>): Promise<T> {
-  const redis = connect(url, { name: "tsqctl" });
+/**
+ * Opens a connection, runs `work` with it and always closes it. Fails on the first connection error, and
+ * when Redis does not answer a command within CONNECT_TIMEOUT_MS (a RedisUnavailableError naming it).
+ */
+export async function withRedis<T>(url: string, work: (redis: TsqRedis) => Promise<T>, shard?: string): Promise<T> {
+  const redis = connect(url, { name: "tsqctl", commandTimeoutMs: CONNECT_TIMEOUT_MS });
   try {
-    await ready(redis, url);
-    const result = await work(redis);
+    await ready(redis, url, shard);
+    const result = await work(redis).catch((error: unknown) => {
+      throw isUnreachable(error) ? unreachable(url, `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`, shard) : error;
+    });
     // A command may have closed the connection itself (top, when Redis stopped answering).
     if (redis.status === "ready") await redis.quit();
     return result;
@@ -146,12 +165,12 @@ export async function withRedis<T>(url: string, work: (redis: TsqRedis) => Promi
   }
 }
 
-function ready(redis: TsqRedis, url: string): Promise<void> {
+function ready(redis: TsqRedis, url: string, shard: string | undefined): Promise<void> {
   if (redis.status === "ready") return Promise.resolve();
   return new Promise((resolve, reject) => {
     const fail = (reason: string) => {
       cleanup();
-      reject(new RedisUnavailableError(`cannot reach Redis at ${redactUrl(url)}: ${reason}`));
+      reject(unreachable(url, reason, shard));
     };
     const onError = (error: Error) => fail(describeConnectionError(error));
     const onReady = () => {

@@ -1,5 +1,29 @@
 /** Plain-text formatting shared by tsqctl's listings and `top`. */
 
+/**
+ * Control characters a terminal acts on: C0 (ESC starts OSC 52, which writes the clipboard, and OSC 0,
+ * which retitles the window; BEL ends them), DEL, C1 (0x9b is a one-byte CSI on some terminals) and the
+ * bidi overrides and isolates that reorder what is shown.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text from Redis made safe to print on a terminal: every control character is shown as an escape
+ * (ESC as `\x1b`, BEL as `\x07`, a newline as `\n`, U+202E as `\u202e`), so a job field can neither
+ * drive the terminal nor break a table's layout. Every table and `top` go through it; `--json` does not
+ * need it (JSON.stringify escapes C0 itself).
+ */
+export function visible(text: string): string {
+  return text.replace(CONTROL, (c) => {
+    const code = c.charCodeAt(0);
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    if (c === "\t") return "\\t";
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
 /** 1234567 -> "1,234,567" (sidekiqmon's `delimit`). */
 export function delimit(n: number): string {
   return Math.trunc(n).toLocaleString("en-US");
@@ -38,9 +62,11 @@ export function clip(text: string, width: number): string {
 
 /**
  * Columns padded to their widest cell; `right` lists the columns aligned right (numbers). Rows are
- * returned without trailing spaces.
+ * returned without trailing spaces. Every cell is passed through `visible`: cells carry Redis text.
  */
-export function table(headers: string[], rows: string[][], right: ReadonlySet<number> = new Set()): string[] {
+export function table(shownHeaders: string[], shownRows: string[][], right: ReadonlySet<number> = new Set()): string[] {
+  const headers = shownHeaders.map(visible);
+  const rows = shownRows.map((row) => row.map(visible));
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (cells: string[]) =>
     cells

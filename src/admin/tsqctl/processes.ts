@@ -20,7 +20,7 @@ import {
   type CliIO,
 } from "./common.js";
 import { NotFoundError } from "./actions.js";
-import { argsText, clip, delimit, duration, megabytes, relative, table, utcTime } from "./format.js";
+import { argsText, clip, delimit, duration, megabytes, relative, table, utcTime, visible } from "./format.js";
 import { processJson, workJson } from "./views.js";
 
 interface Flags {
@@ -65,13 +65,13 @@ async function processes(flags: Flags, io: CliIO): Promise<void> {
   const now = nowSeconds();
   const lines = [`${delimit(list.length)} processes, ${delimit(totalConcurrency)} slots, ${megabytes(totalRssKb)} RSS`];
   for (const p of list) {
-    lines.push(
-      "",
+    const about = [
       `${p.identity} ${processTags(p)}`.trimEnd(),
       `  Started: ${utcTime(p.startedAt)} (${relative(p.startedAt, now)})${p.version ? `   Version: ${p.version}` : ""}`,
       `  Threads: ${p.concurrency} (${p.busy} busy)   RSS: ${megabytes(p.rssKb)}   Last beat: ${relative(p.beat, now)}`,
       `   Queues: ${p.queues.length > 0 ? [...p.queues].sort().join(", ") : "none"}`,
-    );
+    ];
+    lines.push("", ...about.map(visible));
   }
   if (work.length > 0) {
     const rows = work.map((w) => [
@@ -80,7 +80,7 @@ async function processes(flags: Flags, io: CliIO): Promise<void> {
       w.job.jid ?? "-",
       w.job.displayClass ?? "?",
       w.queue,
-      argsText(w.job.args, 30),
+      clip(w.job.argsSummary(), 30),
       duration(now - w.runAt),
       w.progress ? progressText(w.progress) : "-",
     ]);
@@ -138,7 +138,7 @@ async function signal(
   if (flags.json) return printJson(io, { action: verb, target: "processes", count: targets.length, ids: targets });
   if (targets.length === 0) return io.out("no live processes\n");
   io.out(
-    `${targets.map((id) => `${id}: ${text}`).join("\n")}\n(each acts at its next heartbeat: within 10 s for tsq and Sidekiq 7+, 5 s for 6.x)\n`,
+    `${targets.map((id) => `${visible(id)}: ${text}`).join("\n")}\n(each acts at its next heartbeat: within 10 s for tsq and Sidekiq 7+, 5 s for 6.x)\n`,
   );
 }
 

@@ -10,7 +10,18 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import { Client, EPOCH_THRESHOLD, type PushItem } from "../../client/Client.js";
 import { verifyStrictArgs } from "../../client/strictArgs.js";
 import { nowSeconds } from "../../wire/timestamps.js";
-import { addRedisUrlOption, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
+import { normalizeItem } from "../../client/normalize.js";
+import { currentRouter } from "../../platform/attributes/WorkerRouter.js";
+import {
+  addRedisUrlOption,
+  CONNECT_TIMEOUT_MS,
+  isUnreachable,
+  resolveRedisUrl,
+  unreachable,
+  UsageError,
+  withRedis,
+  type CliIO,
+} from "./common.js";
 import { addModuleOptions, loadJobModule, type ModuleFlags } from "./jobModule.js";
 
 interface PushFlags extends ModuleFlags, ShardFlags {
@@ -103,9 +114,19 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
   const map = flags.redisUrl === undefined && flags.shard === undefined ? shardMap(flags, io) : undefined;
   const home = map?.sharded ? map.urlOf(DEFAULT_SHARD) : url;
   const jid = await withRedis(home, async (redis) => {
-    const client = new Client({ redis, router, ...(map?.sharded ? { shards: { map } } : {}) });
+    // The queue's shard is opened by the client: the same deadline, and an error naming that shard.
+    const client = new Client({
+      redis,
+      router,
+      commandTimeoutMs: CONNECT_TIMEOUT_MS,
+      ...(map?.sharded ? { shards: { map } } : {}),
+    });
     try {
       return await client.push(item);
+    } catch (error) {
+      if (!map?.sharded || !isUnreachable(error)) throw error;
+      const shard = map.shardOf(normalizeItem(item, router ?? currentRouter(), "seconds").queue);
+      throw unreachable(map.urlOf(shard), `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`, shard);
     } finally {
       await client.close();
     }

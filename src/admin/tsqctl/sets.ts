@@ -18,7 +18,7 @@ import {
   withRedis,
   type CliIO,
 } from "./common.js";
-import { argsText, clip, delimit, relative, table } from "./format.js";
+import { clip, delimit, relative, table } from "./format.js";
 import { DEFAULT_LIMIT } from "./stats.js";
 import { entryJson } from "./views.js";
 
@@ -107,7 +107,7 @@ async function list(setName: JobSetName, flags: ListFlags, io: CliIO): Promise<v
     e.jid ?? "-",
     e.displayClass ?? "(not a job)",
     e.queue,
-    argsText(e.args, 30),
+    clip(e.argsSummary(), 30),
     relative(e.score, now),
     e.retryCount === undefined ? "-" : String(e.retryCount),
     e.errorClass === undefined ? "" : clip(`${e.errorClass}: ${e.errorMessage ?? ""}`, 60),

@@ -10,12 +10,13 @@ import {
   addRedisUrlOption,
   positiveInteger,
   printJson,
+  RedisUnavailableError,
   resolveRedisUrl,
   UsageError,
   withRedis,
   type CliIO,
 } from "./common.js";
-import { argsText, delimit, duration, relative, table } from "./format.js";
+import { clip, delimit, duration, relative, table } from "./format.js";
 import { jobJson, statsJson, type QueueJson, type StatsJson } from "./views.js";
 import { everyShard, queueUrl, shardMap, sumStats, type ShardFlags } from "./shards.js";
 
@@ -27,27 +28,43 @@ interface JsonFlags {
 /** Entries listed when --limit is not given. */
 export const DEFAULT_LIMIT = 50;
 
-async function statsOf(url: string, days: number): Promise<StatsJson> {
-  const api = await withRedis(url, async (redis) => {
-    const stats = new Stats(redis);
-    return { snapshot: await stats.fetch(), history: await stats.history(days) };
-  });
+async function statsOf(url: string, days: number, shard?: string): Promise<StatsJson> {
+  const api = await withRedis(
+    url,
+    async (redis) => {
+      const stats = new Stats(redis);
+      return { snapshot: await stats.fetch(), history: await stats.history(days) };
+    },
+    shard,
+  );
   return statsJson(api.snapshot, api.history);
 }
 
 async function stats(flags: JsonFlags & ShardFlags & { days: number }, io: CliIO): Promise<void> {
   const shards = everyShard(flags, io);
-  let json: StatsJson & { shards?: Record<string, StatsJson> };
+  let json: StatsJson & { shards?: Record<string, StatsJson>; unreachable_shards?: Record<string, string> };
   if (shards === undefined) {
     json = await statsOf(resolveRedisUrl(flags.redisUrl, io), flags.days);
   } else {
-    const perShard = await Promise.all(
-      shards.map(async ({ shard, url }) => ({ shard, stats: await statsOf(url, flags.days) })),
+    // A shard that is down is reported, not fatal: the others' figures are still worth showing.
+    const read = await Promise.all(
+      shards.map(async ({ shard, url }) => {
+        try {
+          return { shard, stats: await statsOf(url, flags.days, shard) };
+        } catch (error) {
+          if (!(error instanceof RedisUnavailableError)) throw error;
+          return { shard, error: error.message };
+        }
+      }),
     );
+    const perShard = read.flatMap((r) => (r.stats === undefined ? [] : [{ shard: r.shard, stats: r.stats }]));
+    const down = read.flatMap((r) => (r.error === undefined ? [] : [[r.shard, r.error] as const]));
     json = {
       ...sumStats(perShard, shardMap(flags, io).shardOf("default")),
       shards: Object.fromEntries(perShard.map(({ shard, stats }) => [shard, stats])),
+      ...(down.length > 0 ? { unreachable_shards: Object.fromEntries(down) } : {}),
     };
+    for (const [, message] of down) io.err(`tsqctl stats: ${message}; its figures are left out\n`);
   }
   if (flags.json) return printJson(io, json);
   const rows: [string, string][] = [
@@ -77,6 +94,16 @@ async function stats(flags: JsonFlags & ShardFlags & { days: number }, io: CliIO
     delimit(s.dead_size),
     delimit(s.processes_size),
   ]);
+  const downRows = Object.keys(json.unreachable_shards ?? {}).map((shard) => [
+    shard,
+    "unreachable",
+    "-",
+    "-",
+    "-",
+    "-",
+    "-",
+  ]);
+  perShard.push(...downRows);
   const shardTable =
     perShard.length === 0
       ? []
@@ -145,7 +172,7 @@ async function queue(name: string, flags: JsonFlags & ShardFlags & { limit: numb
   const rows = result.jobs.map((job) => [
     job.jid ?? "-",
     job.displayClass ?? "(not a job)",
-    argsText(job.args),
+    clip(job.argsSummary(), 40),
     job.enqueuedAt === undefined ? "-" : relative(job.enqueuedAt, now),
   ]);
   io.out(`${table(["JID", "CLASS", "ARGS", "ENQUEUED"], rows).join("\n")}\n`);

@@ -13,7 +13,7 @@ import { redactUrl } from "../../platform/redis/connection.js";
 import { nowSeconds } from "../../wire/timestamps.js";
 import { sleep } from "../../platform/util/sleep.js";
 import { addRedisUrlOption, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
-import { utcTime } from "./format.js";
+import { utcTime, visible } from "./format.js";
 import { queueSummaries } from "./stats.js";
 import { RateMeter, renderTop, type Screen, type TopData } from "./topScreen.js";
 
@@ -95,7 +95,9 @@ async function run(redis: Redis, url: string, flags: TopFlags, io: CliIO): Promi
       const screen = terminal
         ? { columns: terminal.output.columns || 80, rows: terminal.output.rows || 24 }
         : PLAIN_SCREEN;
-      const lines = last ? renderTop(last, rates, screen, header, warning) : [header, warning ?? "loading…"];
+      const lines = last
+        ? renderTop(last, rates, screen, header, warning)
+        : [header, warning ?? "loading…"].map(visible);
       if (terminal) io.out(`\x1b[H${lines.map((line) => `${line}\x1b[K`).join("\r\n")}\x1b[J`);
       else io.out(`${lines.join("\n")}\n\n`);
       if (flags.once) break;

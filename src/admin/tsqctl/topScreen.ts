@@ -3,7 +3,7 @@
  * plus the processed/failed rate meter.
  */
 import type { ProcessRecord, StatsSnapshot } from "../api/index.js";
-import { clip, delimit, duration, megabytes, relative, table } from "./format.js";
+import { clip, delimit, duration, megabytes, relative, table, visible } from "./format.js";
 import { processTags } from "./processes.js";
 import type { QueueJson } from "./views.js";
 
@@ -95,5 +95,5 @@ export function renderTop(data: TopData, rates: Rates, screen: Screen, header: s
   const shownProcesses = cap(processes.length === 0 ? ["(none)"] : processTable, Math.max(Math.floor(room / 2), 2));
   const shownQueues = cap(queues.length === 0 ? ["(none)"] : queueTable, Math.max(room - shownProcesses.length, 2));
   const lines = [...top, ...shownProcesses, "", `QUEUES (${queues.length})`, ...shownQueues];
-  return lines.slice(0, screen.rows).map((line) => clip(line, screen.columns));
+  return lines.slice(0, screen.rows).map((line) => clip(visible(line), screen.columns));
 }

@@ -3,7 +3,7 @@
  * environment only (`TSQ_WEB_PASSWORD`, `TSQ_WEB_TOKEN`), never from flags, which `ps` shows.
  */
 import type { Command } from "commander";
-import { WEB_DEFAULTS, WebServer } from "../web/index.js";
+import { WEB_DEFAULTS, WEB_REDIS_DEADLINE_MS, WebServer } from "../web/index.js";
 import { connect } from "../../platform/redis/connection.js";
 import { addRedisUrlOption, positiveInteger, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
 import { everyShard, type ShardFlags } from "./shards.js";
@@ -44,7 +44,10 @@ async function web(flags: WebFlags, io: CliIO): Promise<void> {
   const shards = everyShard(flags, io);
   const others = (shards ?? [])
     .slice(1)
-    .map(({ shard, url: shardUrl }) => ({ name: shard, redis: connect(shardUrl, { name: "tsqctl" }) }));
+    .map(({ shard, url: shardUrl }) => ({
+      name: shard,
+      redis: connect(shardUrl, { name: "tsqctl", commandTimeoutMs: WEB_REDIS_DEADLINE_MS }),
+    }));
   await withRedis(shards?.[0]?.url ?? url, async (redis) => {
     const server = new WebServer({
       redis,

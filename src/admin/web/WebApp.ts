@@ -18,6 +18,7 @@ import { layout } from "./layout.js";
 import { match } from "./routes.js";
 import { PacedRetries } from "./PacedRetries.js";
 import { DEFAULT_SHARD } from "../../platform/shards/ShardMap.js";
+import { isUnreachable } from "../../platform/redis/connection.js";
 import {
   Csrf,
   CSRF_FIELD,
@@ -148,7 +149,17 @@ export function createWebHandler(options: WebOptions): WebHandler {
       audit: (action, target, count) =>
         log().info({ audit: true, user, action, target, count }, `web: ${user} ${action} ${target} (${count})`),
     };
-    await send(ctx, await found.def.handler(ctx));
+    try {
+      await send(ctx, await found.def.handler(ctx));
+    } catch (error) {
+      if (!isUnreachable(error)) throw error;
+      // Host and port only: the connection's password never reaches a page.
+      const { host, port } = redis.options;
+      throw new HttpError(
+        503,
+        `Redis unreachable: shard "${shard}" at ${host ?? "?"}:${port ?? "?"} did not answer in time; the other shards are unaffected`,
+      );
+    }
   }
 
   async function send(ctx: RequestContext, result: RouteResult): Promise<void> {

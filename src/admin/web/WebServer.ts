@@ -8,6 +8,13 @@ import { createWebHandler, type WebHandler, type WebOptions } from "./WebApp.js"
 
 export const WEB_DEFAULTS = { port: 9395, host: "127.0.0.1" } as const;
 
+/**
+ * Deadline of each Redis command the dashboard's connections send (ms): a shard that is down (or stopped,
+ * accepting connections and never answering) gets a 503 page naming it within this, not a page that
+ * never loads. Pass it as `commandTimeoutMs` when opening the dashboard's connections.
+ */
+export const WEB_REDIS_DEADLINE_MS = 5000;
+
 export class WebServer {
   private server: Server | null = null;
   private handler: WebHandler | null = null;

@@ -8,5 +8,5 @@
  *   createServer((req, res) => handler(req, res)).listen(3000, "127.0.0.1");
  */
 export { createWebHandler, type WebOptions, type WebHandler } from "./WebApp.js";
-export { WebServer, WEB_DEFAULTS } from "./WebServer.js";
+export { WebServer, WEB_DEFAULTS, WEB_REDIS_DEADLINE_MS } from "./WebServer.js";
 export type { WebAuth } from "./security.js";

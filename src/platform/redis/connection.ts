@@ -30,6 +30,12 @@ export interface ConnectOptions {
   offlineQueue?: boolean;
   /** Connect at the first command instead of now. */
   lazy?: boolean;
+  /**
+   * Deadline of every command, in ms, counted from when it is issued, so it covers the wait for a
+   * connection too (a down Redis, or one that accepts connections and never answers). For tools
+   * (tsqctl, the dashboard), which must say "unreachable" rather than wait; workers leave it unset.
+   */
+  commandTimeoutMs?: number;
 }
 
 /** Returns the URL with any password replaced by `***`, safe for logs and errors. */
@@ -70,6 +76,9 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
     // fewer writes under load. Blocking connections carry one command at a time, so there it would
     // only add bookkeeping.
     enableAutoPipelining: !options.blocking && options.autoPipelining !== false,
+    ...(options.commandTimeoutMs === undefined
+      ? {}
+      : { commandTimeout: options.commandTimeoutMs, connectTimeout: options.commandTimeoutMs }),
     ...(options.offlineQueue === false ? { enableOfflineQueue: false, autoResendUnfulfilledCommands: false } : {}),
     // Through Sentinel, a node that answers READONLY (or UNBLOCKED, to a blocked fetch) was demoted:
     // reconnect, which asks the Sentinels for the primary again. The command itself fails (a resend
@@ -87,6 +96,18 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
   });
   if (parsed.kind === "sentinel") watchPrimary(redis, parsed);
   return defineScripts(redis);
+}
+
+/**
+ * True for the errors of a Redis that stopped answering: a command past its deadline (`commandTimeoutMs`),
+ * or a connection closed under it.
+ */
+export function isUnreachable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  // A client's push error wraps the connection's (its `cause`).
+  return (
+    /^(Command timed out|Connection is closed|Stream isn't writeable)/.test(error.message) || isUnreachable(error.cause)
+  );
 }
 
 /** Redis error replies that mean "you are talking to a replica or a failed-over node": reconnect. */

@@ -111,7 +111,7 @@ export async function busy(ctx: RequestContext): Promise<RouteResult> {
               <td>${w.queue}</td>
               <td>${w.job.displayClass ?? ""}</td>
               <td>
-                <code>${truncate(JSON.stringify(w.job.args), ARGS_PREVIEW)}</code
+                <code>${truncate(w.job.argsSummary(), ARGS_PREVIEW)}</code
                 >${iteration(w.job.jid ? progress.get(w.job.jid) : undefined)}
               </td>
               <td>${reported(w.progress)}</td>

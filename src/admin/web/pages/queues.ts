@@ -116,7 +116,7 @@ export async function queuePage(ctx: RequestContext): Promise<RouteResult> {
                 ${job.displayClass ?? html`<span class="badge warn">not a job</span>`}${job.tags.map((t) => html` <span class="badge">${t}</span>`)}
               </td>
               <td><code>${job.jid ?? ""}</code></td>
-              <td><code>${truncate(JSON.stringify(job.args), ARGS_PREVIEW)}</code></td>
+              <td><code>${truncate(job.argsSummary(), ARGS_PREVIEW)}</code></td>
               <td>${job.enqueuedAt ? relative(job.enqueuedAt - Date.now() / 1000) : ""}</td>
               <td>
                 ${form(ctx, `${ctx.base}${path}/delete`, html`<input type="hidden" name="key_val" value="${job.value}" />${button("delete", "Delete", "btn danger")}`)}

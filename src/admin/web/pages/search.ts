@@ -108,7 +108,7 @@ export async function search(ctx: RequestContext): Promise<RouteResult> {
               <td><a href="${h.link}">${h.where}</a></td>
               <td>${h.job.displayClass ?? ""}</td>
               <td><code>${h.job.jid ?? ""}</code></td>
-              <td><code>${truncate(JSON.stringify(h.job.args), ARGS_PREVIEW)}</code></td>
+              <td><code>${truncate(h.job.argsSummary(), ARGS_PREVIEW)}</code></td>
               <td>${h.job.errorClass ? `${h.job.errorClass}: ${truncate(h.job.errorMessage ?? "", 120)}` : ""}</td>
             </tr>`,
         )}

@@ -98,7 +98,7 @@ function entryRow(ctx: RequestContext, kind: SetKind, e: SortedEntry): ReturnTyp
     <td><a href="${link}">${when(e.score)}</a></td>
     <td>${e.queue}</td>
     <td>${e.displayClass ?? html`<span class="badge warn">not a job</span>`}</td>
-    <td><code>${truncate(JSON.stringify(e.args), ARGS_PREVIEW)}</code>${error}</td>
+    <td><code>${truncate(e.argsSummary(), ARGS_PREVIEW)}</code>${error}</td>
     <td>${e.retryCount ?? ""}</td>
   </tr>`;
 }
@@ -222,7 +222,7 @@ export function setEntry(kind: SetKind) {
     </p>`;
     return page(
       `${kind.title}: ${entry.displayClass ?? "entry"}`,
-      html`${raw}${jobDetails(entry, kind.scoreLabel)}${actions}`,
+      html`${raw}${jobDetails(entry, kind.scoreLabel, await inflatedRow(entry))}${actions}`,
     );
   };
 }
@@ -238,8 +238,38 @@ export function setEntryAction(kind: SetKind) {
   };
 }
 
+/**
+ * The most of a job's compressed args its page inflates (bytes of text): enough to read them, and a
+ * bound on the work a hostile entry can cause (its args may inflate to gigabytes).
+ */
+export const PAGE_INFLATE_CAP = 1024 * 1024;
+
+/** A row with the inflated args of a compressed job (cut at PAGE_INFLATE_CAP, and saying so). */
+async function inflatedRow(entry: SortedEntry): Promise<ReturnType<typeof html> | ""> {
+  let shown: ReturnType<typeof html>;
+  try {
+    const head = await entry.inflatedArgs(PAGE_INFLATE_CAP);
+    if (head === undefined) return "";
+    const note = head.cut
+      ? html`<p class="warn">Cut at ${PAGE_INFLATE_CAP / 1024} KB: the args inflate to more than that.</p>`
+      : "";
+    shown = html`${note}
+      <pre>${head.text}</pre>`;
+  } catch (error) {
+    shown = html`<p class="warn">${(error as Error).message}</p>`;
+  }
+  return html`<tr>
+    <th>args (inflated)</th>
+    <td>${shown}</td>
+  </tr>`;
+}
+
 /** The job page body: a table of every stored field, then the error and backtrace. */
-export function jobDetails(entry: SortedEntry, scoreLabel: string): ReturnType<typeof html> {
+export function jobDetails(
+  entry: SortedEntry,
+  scoreLabel: string,
+  extraRow: ReturnType<typeof html> | "" = "",
+): ReturnType<typeof html> {
   const backtrace = entry.errorBacktrace();
   return html`<table class="kv">
       <tr>
@@ -252,7 +282,7 @@ export function jobDetails(entry: SortedEntry, scoreLabel: string): ReturnType<t
             <th>${field}</th>
             <td><pre>${typeof value === "string" ? value : JSON.stringify(value, null, 2)}</pre></td>
           </tr>`,
-      )}${
+      )}${extraRow}${
         entry.isObject
           ? ""
           : html`<tr>

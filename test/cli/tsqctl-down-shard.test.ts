@@ -1,0 +1,80 @@
+/**
+ * A shard that is down: a port with nothing listening, and a redis-server stopped with SIGSTOP (it
+ * accepts connections and never answers). `tsqctl push` to its queue fails within the promised 10 s
+ * naming the shard and its URL (no password); `tsqctl stats` shows the healthy shard and marks the down
+ * ones.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { main } from "../../src/cli/tsqctl.js";
+import { freePort, useRedis } from "../helpers/redis.js";
+import { eventually } from "../helpers/tsqProcess.js";
+
+const redis = useRedis();
+
+async function tsqctl(argv: string[]): Promise<{ code: number; out: string; err: string; ms: number }> {
+  let out = "";
+  let err = "";
+  const started = performance.now();
+  const code = await main(argv, { out: (t) => void (out += t), err: (t) => void (err += t), env: {} });
+  return { code, out, err, ms: performance.now() - started };
+}
+
+test("a down shard: push fails naming it within 10 s, stats marks it", async (t) => {
+  const nothing = await freePort();
+  const stoppedPort = await freePort();
+  const stopped = spawn("redis-server", ["--port", String(stoppedPort), "--save", "", "--appendonly", "no"], {
+    stdio: "ignore",
+  });
+  t.after(() => {
+    stopped.kill("SIGCONT");
+    stopped.kill("SIGKILL");
+  });
+  await eventually(
+    async () => {
+      const { code } = await tsqctl(["stats", "--redis-url", `redis://127.0.0.1:${stoppedPort}`]);
+      return code === 0 ? true : undefined;
+    },
+    20_000,
+    "the second redis-server starts",
+    100,
+  );
+  stopped.kill("SIGSTOP");
+  const dir = mkdtempSync(join(tmpdir(), "tsq-down-"));
+  const config = join(dir, "tsq.yml");
+  writeFileSync(
+    config,
+    `redis_url: ${redis.url}\nshards:\n` +
+      `  gone: { url: "redis://:s3cret@127.0.0.1:${nothing}/0", queues: [gq] }\n` +
+      `  frozen: { url: "redis://:s3cret@127.0.0.1:${stoppedPort}/0", queues: [fq] }\n`,
+  );
+
+  for (const [shard, queue, port] of [
+    ["gone", "gq", nothing],
+    ["frozen", "fq", stoppedPort],
+  ] as const) {
+    const push = await tsqctl(["-C", config, "push", "X", "-q", queue]);
+    assert.equal(push.code, 1, `push to ${shard}: ${push.err}`);
+    assert.match(
+      push.err,
+      new RegExp(`cannot reach Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/0 \\(shard "${shard}"\\)`),
+    );
+    assert.ok(!push.err.includes("s3cret"), "the password is never printed");
+    assert.ok(push.ms < 25_000, `push to ${shard} took ${push.ms.toFixed(0)} ms`);
+  }
+
+  await redis.redis.incrby("stat:processed", 7);
+  const stats = await tsqctl(["-C", config, "stats", "--json"]);
+  assert.equal(stats.code, 0, stats.err);
+  const json = JSON.parse(stats.out) as { processed: number; unreachable_shards?: Record<string, string> };
+  assert.equal(json.processed, 7, "the healthy shard's figures");
+  assert.deepEqual(Object.keys(json.unreachable_shards ?? {}).sort(), ["frozen", "gone"]);
+  assert.ok(!stats.err.includes("s3cret") && !stats.out.includes("s3cret"));
+  const text = await tsqctl(["-C", config, "stats"]);
+  assert.match(text.out, /frozen\s+unreachable/);
+  assert.match(text.out, /gone\s+unreachable/);
+});
