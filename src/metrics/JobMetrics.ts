@@ -12,7 +12,7 @@ import { limiterWaits } from "../features/locks/enterprise-rate-limits/Limiter.j
 import { bufferedJobs } from "../client/reliablePush/PushBuffer.js";
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { ChangedSamples } from "./ChangedSamples.js";
-import { LabelCap } from "./LabelCap.js";
+import { LabelCap, type CapLogger } from "./LabelCap.js";
 import { RunningJobs } from "./RunningJobs.js";
 import type { JobOutcome, ServerContext } from "../server/context.js";
 import { displayClass, type JobPayload } from "../wire/payload.js";
@@ -37,7 +37,7 @@ export interface JobMetricsOptions {
   processLabels?: Record<string, string>;
 }
 
-type MetricsContext = Pick<ServerContext, "events" | "state" | "options" | "logger">;
+type MetricsContext = Pick<ServerContext, "events" | "state" | "options"> & { logger: CapLogger };
 
 /** What a child sends: everything, or only what changed since its last snapshot. */
 export interface MetricsChanges {
