@@ -77,7 +77,7 @@ test("30,000 distinct raw classes: at most cap + 1 class values, 'other' holds t
         }),
       );
     }
-    await handle.redis.lpush("queue:default", ...jobs.reverse());
+    await handle.redis.lpush("queue:default", ...jobs);
   }
   await handle.redis.sadd("queues", "default");
   await metrics.changes(true); // the child's first, full snapshot
@@ -129,10 +129,11 @@ test("30,000 distinct raw classes: at most cap + 1 class values, 'other' holds t
   await until(async () => Number(await handle.redis.get("stat:failed")) === CLASSES + 1, 30_000, "the extra job");
   await until(() => launcher.ctx.state.work.size === 0, 10_000, "the extra job to end");
   const one = await metrics.changes(false);
+  // Values are totals, not increments: Unknown5 has now failed twice.
   const failedDelta = one.families.find((f) => f.name === "tsq_jobs_failed_total");
   assert.deepEqual(
     failedDelta?.values.map((s) => [s.labels.class, s.value]),
-    [["Unknown5", 1]],
+    [["Unknown5", 2]],
   );
   await launcher.stop();
   metrics.stop();
