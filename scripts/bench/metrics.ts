@@ -70,7 +70,9 @@ async function pushRaw(redis: Redis): Promise<void> {
     const jobs: string[] = [];
     for (let j = i; j < Math.min(CLASSES, i + 1000); j++) {
       const jid = j.toString(16).padStart(24, "0");
-      jobs.push(JSON.stringify({ class: `Unknown${j}`, args: [], jid, queue: "default", retry: false, enqueued_at: now }));
+      jobs.push(
+        JSON.stringify({ class: `Unknown${j}`, args: [], jid, queue: "default", retry: false, enqueued_at: now }),
+      );
     }
     await redis.lpush(queueKey("default"), ...jobs);
   }
@@ -127,7 +129,9 @@ async function main(): Promise<void> {
     await sleep(IDLE_S * 1000);
     const cpu1 = kids.map((pid) => cpuSeconds(pid) ?? 0);
     const idlePct = kids.map((_, i) => ((100 * (cpu1[i]! - cpu0[i]!)) / IDLE_S).toFixed(1));
-    console.log(`tsq-cluster at ${ROOT}: 2 children, ${CLASSES} distinct classes pushed raw, drained in ${drainS.toFixed(1)} s`);
+    console.log(
+      `tsq-cluster at ${ROOT}: 2 children, ${CLASSES} distinct classes pushed raw, drained in ${drainS.toFixed(1)} s`,
+    );
     console.log(`scrape before the pushes: ${idleBefore.ms.toFixed(0)} ms, ${(idleBefore.bytes / 1e3).toFixed(0)} KB`);
     console.log(table(["", "ms", "MB", "class values"], rows));
     console.log(`supervisor peak RSS: ${fmtMb(peakKb)}`);

@@ -87,9 +87,7 @@ export class ClusterMetrics {
       "queue",
       options.plan.flatMap((p) => p.queues.map((q) => q.name)),
     );
-    this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map(
-      (redis) => new RedisGauges(redis, this.cap),
-    );
+    this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map((redis) => new RedisGauges(redis, this.cap));
     this.restarts = new Counter({
       name: "tsq_cluster_child_restarts_total",
       help: "Children replaced, by group and reason (crash, memory, hang, rolling).",

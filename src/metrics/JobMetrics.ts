@@ -126,7 +126,8 @@ export class JobMetrics {
   private readonly sent = new ChangedSamples();
   private readonly onStart = (job: JobPayload, queue: string) => this.started(job, queue);
   private readonly onEnd = (job: JobPayload, queue: string, outcome: JobOutcome) => this.ended(job, queue, outcome);
-  private readonly onUnrecorded = (job: JobPayload, queue: string) => this.unrecorded.get(this.labels(job, queue)).inc();
+  private readonly onUnrecorded = (job: JobPayload, queue: string) =>
+    this.unrecorded.get(this.labels(job, queue)).inc();
   private readonly onSwitched = (job: JobPayload, queue: string, action: "deferred" | "dropped") =>
     (action === "deferred" ? this.deferred : this.dropped).get(this.labels(job, queue)).inc();
   private readonly onExpired = (job: JobPayload, queue: string) => this.expired.get(this.labels(job, queue)).inc();

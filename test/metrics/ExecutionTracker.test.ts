@@ -144,7 +144,11 @@ test("a tsq worker writes the keys for the jobs it runs, flushed on graceful sto
   assert.deepEqual(hists, [`h|Quick-${window}`, `h|Sleepy-${window}`].sort());
   const sleepy = (await redis.call("BITFIELD_RO", `h|Sleepy-${window}`, ...HISTOGRAM_FETCH)) as number[];
   // 100 ms ≤ each run: bucket 5 or later (a busy machine may stretch a run past 150 ms).
-  assert.equal(sleepy.slice(0, 5).reduce((a, b) => a + b, 0), 0, `no run under 100 ms: ${sleepy.join(",")}`);
+  assert.equal(
+    sleepy.slice(0, 5).reduce((a, b) => a + b, 0),
+    0,
+    `no run under 100 ms: ${sleepy.join(",")}`,
+  );
   assert.equal(
     sleepy.reduce((a, b) => a + b, 0),
     2,
