@@ -8,12 +8,13 @@ import type { MetricFamily } from "../metrics/exposition.js";
 
 /**
  * Supervisor → child. `stopNow` is the second INT: requeue running jobs at once. `metrics`: a /metrics
- * scrape asks for a fresh snapshot, answered with the same `id` (see src/metrics/ChildReporter.ts).
+ * scrape asks for a fresh snapshot, answered with the same `id` (see src/metrics/ChildReporter.ts);
+ * `full`: the supervisor missed a snapshot (or never had one), so the answer must hold every series.
  */
 export type ToChild =
   | { type: "signal"; signal: "TERM" | "TSTP" | "TTIN" }
   | { type: "stopNow" }
-  | { type: "metrics"; id: number }
+  | { type: "metrics"; id: number; full?: boolean }
   /** The cron leader died and its record was released: stand for election now rather than at the TTL. */
   | { type: "leaderVacant" };
 
@@ -25,8 +26,11 @@ export type FromChild =
   | { type: "fatal"; message: string }
   /** The jobs of a fetched batch, sent before any of them starts when the child could not open its batch file. */
   | { type: "started"; batch: string }
-  /** The child's job and process metrics: every second, on stop, and in answer to a request (`id`). `seq` grows by 1 per snapshot. */
-  | { type: "metrics"; seq: number; id?: number | undefined; families: MetricFamily[] };
+  /**
+   * The child's job and process metrics: every second, on stop, and in answer to a request (`id`). `seq`
+   * grows by 1 per snapshot. `full`: every series; else only those changed since the previous snapshot.
+   */
+  | { type: "metrics"; seq: number; id?: number | undefined; full: boolean; families: MetricFamily[] };
 
 /** What a child is told at fork, through its environment (TSQ_CHILD). */
 export interface ChildSpec {

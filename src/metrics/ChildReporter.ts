@@ -5,6 +5,11 @@
  * The periodic push is what keeps counters from going backwards: a child that hangs or is SIGKILLed
  * cannot answer, so the supervisor serves (and, once the child is dead, keeps) the last snapshot it got.
  * Snapshots are taken one at a time and numbered (`seq`), so a later one never holds smaller counts.
+ *
+ * Only the first snapshot is full; later ones hold the series changed since the one before (values,
+ * not increments), so an idle child sends its few process metrics rather than every series it ever
+ * had: with thousands of classes, full snapshots every second cost an idle child ~24% of a core
+ * (issue 26). After a send that failed, or when the supervisor asks (it missed one), the next is full.
  */
 import { isToChild, type FromChild } from "../cluster/ipc.js";
 import type { JobMetrics } from "./JobMetrics.js";
@@ -19,8 +24,12 @@ export class ChildReporter {
   private seq = 0;
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** The next snapshot must hold every series: the supervisor's copy may be missing some. */
+  private needFull = true;
   private readonly onMessage = (message: unknown): void => {
-    if (isToChild(message) && message.type === "metrics") void this.report(message.id);
+    if (!isToChild(message) || message.type !== "metrics") return;
+    if (message.full === true) this.needFull = true;
+    void this.report(message.id);
   };
 
   constructor(private readonly metrics: JobMetrics) {}
@@ -49,17 +58,19 @@ export class ChildReporter {
     if (this.stopped && !final) return this.queue;
     this.queue = this.queue
       .then(async () => {
-        const families = await this.metrics.snapshot();
-        await send({ type: "metrics", seq: ++this.seq, id, families });
+        const { full, families } = await this.metrics.changes(this.needFull);
+        this.needFull = false;
+        if (!(await send({ type: "metrics", seq: ++this.seq, id, full, families }))) this.needFull = true;
       })
       .catch(() => {}); // a closed channel: the supervisor is gone, and with it any reader
     return this.queue;
   }
 }
 
-function send(message: FromChild): Promise<void> {
+/** Resolves true once the message has left, false if it could not be sent. */
+function send(message: FromChild): Promise<boolean> {
   return new Promise((resolve) => {
-    if (!process.connected || !process.send) return resolve();
-    process.send(message, undefined, {}, () => resolve());
+    if (!process.connected || !process.send) return resolve(false);
+    process.send(message, undefined, {}, (error) => resolve(error === null || error === undefined));
   });
 }

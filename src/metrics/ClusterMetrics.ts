@@ -15,6 +15,11 @@
  * `clusterMetrics()` does neither: it drops a dead worker's counts, and one hung worker fails the scrape
  * after 5 s (prometheus/client_js #181, #747). Here a scrape waits at most CHILD_WAIT_MS for a child,
  * and not at all for one that is silent or did not answer last time: it serves that child's last snapshot.
+ *
+ * Children send changes, not everything (ChildReporter); each child's series are rebuilt here
+ * (ChildSeries). `class` and `queue` are capped again after the merge (LabelCap): each child admits its
+ * own first values, so their union could be a multiple of the bound. The plan's queues are admitted
+ * first, so a group's own queues are never folded into "other"; the retired totals are capped too.
  */
 import cluster, { type Worker } from "node:cluster";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
@@ -24,6 +29,8 @@ import { isFromChild, type ToChild } from "../cluster/ipc.js";
 import type { Child, RestartReason, Supervisor } from "../cluster/Supervisor.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { PUSH_INTERVAL_MS } from "./ChildReporter.js";
+import { ChildSeries } from "./ChildSeries.js";
+import { LabelCap, type CapLogger } from "./LabelCap.js";
 import { familiesOf, mergeFamilies, monotonicOnly, type MetricFamily, MonotonicGuard } from "./exposition.js";
 import { REDIS_WAIT_MS, RedisGauges } from "./RedisGauges.js";
 
@@ -42,11 +49,14 @@ export interface ClusterMetricsOptions {
   otherShards?: TsqRedis[] | undefined;
   /** Job slots of every capsule but the default one, which each child runs as well. */
   extraConcurrency: number;
+  /** Distinct values kept per `class` and `queue` label (metrics_max_label_values). */
+  maxLabelValues: number;
+  logger?: CapLogger;
 }
 
 interface Known {
   seq: number;
-  families: MetricFamily[];
+  series: ChildSeries;
   /** performance.now() of the last snapshot, and of the child's exit. */
   receivedAt: number;
   diedAt: number | undefined;
@@ -61,6 +71,7 @@ export class ClusterMetrics {
   private readonly known = new Map<number, Known>();
   private retired: MetricFamily[] = [];
   private readonly guard = new MonotonicGuard();
+  private readonly cap: LabelCap;
   private readonly requests = new Map<number, { pending: Set<number>; done: () => void }>();
   private nextRequest = 0;
   private readonly restarts: Counter<"group" | "reason">;
@@ -72,7 +83,11 @@ export class ClusterMetrics {
     private readonly supervisor: Supervisor,
     private readonly options: ClusterMetricsOptions,
   ) {
-    this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map((redis) => new RedisGauges(redis));
+    this.cap = new LabelCap(options.maxLabelValues, options.logger).prefer(
+      "queue",
+      options.plan.flatMap((p) => p.queues.map((q) => q.name)),
+    );
+    this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map((redis) => new RedisGauges(redis, this.cap));
     this.restarts = new Counter({
       name: "tsq_cluster_child_restarts_total",
       help: "Children replaced, by group and reason (crash, memory, hang, rolling).",
@@ -107,8 +122,9 @@ export class ClusterMetrics {
     this.foldDead(performance.now());
     const live: MetricFamily[][] = [];
     const dead: MetricFamily[][] = [];
-    for (const k of this.known.values()) (k.diedAt === undefined ? live : dead).push(k.families);
-    return this.guard.apply(mergeFamilies([own, ...fromRedis, this.retired, ...dead.map(monotonicOnly), ...live]));
+    for (const k of this.known.values()) (k.diedAt === undefined ? live : dead).push(k.series.families());
+    const merged = mergeFamilies([own, ...fromRedis, this.retired, ...dead.map(monotonicOnly), ...live]);
+    return this.guard.apply(this.cap.apply(merged));
   }
 
   /** Asks every child that has been talking for a fresh snapshot; resolves when all answered or after CHILD_WAIT_MS. */
@@ -150,12 +166,19 @@ export class ClusterMetrics {
     if (!known) {
       // A worker neither live nor recently dead was folded already: counting it again would double it.
       if (!this.supervisor.children.has(worker.id)) return;
-      known = { seq: 0, families: [], receivedAt: 0, diedAt: undefined, stalled: false };
+      known = { seq: 0, series: new ChildSeries(), receivedAt: 0, diedAt: undefined, stalled: false };
       this.known.set(worker.id, known);
     }
     if (message.seq > known.seq) {
+      if (message.full) known.series.replace(message.families);
+      else known.series.patch(message.families);
+      // A delta after a gap (a snapshot dropped before this child was known): what the missed one
+      // changed is missing here until a full snapshot arrives. Request id 0 answers no scrape.
+      if (!message.full && message.seq !== known.seq + 1 && worker.isConnected()) {
+        const ask: ToChild = { type: "metrics", id: 0, full: true };
+        worker.send(ask, () => {});
+      }
       known.seq = message.seq;
-      known.families = message.families;
     }
     known.receivedAt = performance.now();
     known.stalled = false;
@@ -180,7 +203,7 @@ export class ClusterMetrics {
   private foldDead(now: number): void {
     for (const [id, k] of this.known) {
       if (k.diedAt === undefined || now - k.diedAt < DEAD_GRACE_MS) continue;
-      this.retired = mergeFamilies([this.retired, monotonicOnly(k.families)]);
+      this.retired = this.cap.apply(mergeFamilies([this.retired, monotonicOnly(k.series.families())]));
       this.known.delete(id);
     }
   }

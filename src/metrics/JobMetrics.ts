@@ -4,11 +4,16 @@
  * supervisor (ChildReporter); a single `tsq` serves it itself.
  *
  * Labels are `queue` and `class` (the wrapped class for ActiveJob, as Sidekiq's UI shows it), never a
- * jid: one series per queue × class (× status), whatever the number of jobs.
+ * jid: one series per queue × class (× status), whatever the number of jobs. Both come from payloads,
+ * so both are capped (LabelCap, `metrics_max_label_values`): the process's own queues first, then the
+ * first values seen; the rest count as "other".
  */
 import { limiterWaits } from "../features/locks/enterprise-rate-limits/Limiter.js";
 import { bufferedJobs } from "../client/reliablePush/PushBuffer.js";
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { ChangedSamples } from "./ChangedSamples.js";
+import { LabelCap, type CapLogger } from "./LabelCap.js";
+import { RunningJobs } from "./RunningJobs.js";
 import type { JobOutcome, ServerContext } from "../server/context.js";
 import { displayClass, type JobPayload } from "../wire/payload.js";
 import { toEpochSeconds } from "../wire/timestamps.js";
@@ -27,14 +32,18 @@ export const JOB_BUCKETS = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21_600, 86_400,
 ];
 
-const JOB_LABELS = ["queue", "class"] as const;
-
 export interface JobMetricsOptions {
   /** Labels for the default Node process metrics, e.g. `{ child: "0" }` in a cluster child. */
   processLabels?: Record<string, string>;
 }
 
-type MetricsContext = Pick<ServerContext, "events" | "state">;
+type MetricsContext = Pick<ServerContext, "events" | "state" | "options"> & { logger: CapLogger };
+
+/** What a child sends: everything, or only what changed since its last snapshot. */
+export interface MetricsChanges {
+  full: boolean;
+  families: MetricFamily[];
+}
 
 /** The series of one queue × class, found once and then only added to. */
 interface ClassSeries {
@@ -111,31 +120,36 @@ export class JobMetrics {
   );
   /** queue → class → series. */
   private readonly byQueue = new Map<string, Map<string, ClassSeries>>();
-  /** Every queue × class that has started a job here: each keeps a running-jobs series, 0 when idle. */
-  private readonly ran: { queue: string; klass: string }[] = [];
+  private readonly cap: LabelCap;
+  private readonly running: RunningJobs;
+  /** Process metrics and the running gauge as last sent: they have no change flags of their own. */
+  private readonly sent = new ChangedSamples();
   private readonly onStart = (job: JobPayload, queue: string) => this.started(job, queue);
   private readonly onEnd = (job: JobPayload, queue: string, outcome: JobOutcome) => this.ended(job, queue, outcome);
   private readonly onUnrecorded = (job: JobPayload, queue: string) =>
-    this.unrecorded.get({ queue, class: displayClass(job) }).inc();
+    this.unrecorded.get(this.labels(job, queue)).inc();
   private readonly onSwitched = (job: JobPayload, queue: string, action: "deferred" | "dropped") =>
-    (action === "deferred" ? this.deferred : this.dropped).get({ queue, class: displayClass(job) }).inc();
-  private readonly onExpired = (job: JobPayload, queue: string) =>
-    this.expired.get({ queue, class: displayClass(job) }).inc();
+    (action === "deferred" ? this.deferred : this.dropped).get(this.labels(job, queue)).inc();
+  private readonly onExpired = (job: JobPayload, queue: string) => this.expired.get(this.labels(job, queue)).inc();
   private readonly onDeduplicated = (job: JobPayload, queue: string) =>
-    this.deduplicated.get({ queue, class: displayClass(job) }).inc();
+    this.deduplicated.get(this.labels(job, queue)).inc();
   private readonly onLimited = (job: JobPayload, queue: string, action: "parked" | "refused") =>
-    (action === "parked" ? this.parked : this.limitRefused).get({ queue, class: displayClass(job) }).inc();
+    (action === "parked" ? this.parked : this.limitRefused).get(this.labels(job, queue)).inc();
   private readonly onRateLimited = (job: JobPayload, queue: string, action: string) =>
-    this.rateLimited.get({ queue, class: displayClass(job), action }).inc();
+    this.rateLimited.get({ ...this.labels(job, queue), action }).inc();
   private readonly onUniqueRejected = (job: JobPayload, queue: string) =>
-    this.uniqueRejected.get({ queue, class: displayClass(job) }).inc();
+    this.uniqueRejected.get(this.labels(job, queue)).inc();
   private readonly onBatchFired = (_bid: string, event: string) => this.batchCallbacks.get({ event }).inc();
 
   constructor(
     private readonly ctx: MetricsContext,
     options: JobMetricsOptions = {},
   ) {
-    this.runningGauge([this.registry]);
+    this.cap = new LabelCap(ctx.options.metricsMaxLabelValues, ctx.logger).prefer(
+      "queue",
+      ctx.options.capsules.flatMap((c) => c.queues.map((q) => q.name)),
+    );
+    this.running = new RunningJobs(ctx.state, this.cap);
     new Gauge({
       name: "tsq_push_buffered_jobs",
       help: "Jobs reliable push holds in memory while Redis is unreachable (docs/flow-control.md#reliable-push).",
@@ -166,8 +180,18 @@ export class JobMetrics {
     batchEvents.on("fired", this.onBatchFired);
   }
 
-  /** The current values, as plain JSON (for IPC or for rendering). */
+  /** The current values, as plain JSON (for rendering). */
   async snapshot(): Promise<MetricFamily[]> {
+    return (await this.changes(true)).families;
+  }
+
+  /**
+   * For a child's report: everything when `full`, else only the series changed since the last call
+   * (full anyway if a series disappeared, which a delta cannot say). An idle child's delta is its few
+   * process metrics, whatever the number of classes it has seen.
+   */
+  async changes(full: boolean): Promise<MetricsChanges> {
+    const changedOnly = !full;
     const jobs = [
       this.completion,
       this.queueDuration,
@@ -184,8 +208,12 @@ export class JobMetrics {
       this.rateLimited,
       this.uniqueRejected,
       this.batchCallbacks,
-    ].map((f) => f.family());
-    return [...jobs, ...(await familiesOf(this.registry))];
+    ].map((f) => f.family(changedOnly));
+    const tracked = [this.running.family(), ...(await familiesOf(this.registry))];
+    if (full) return { full, families: [...jobs, ...this.sent.all(tracked)] };
+    const { families, removed } = this.sent.changes(tracked);
+    if (removed) return this.changes(true);
+    return { full, families: [...jobs.filter((f) => f.values.length > 0), ...families] };
   }
 
   /** Idempotent: stops listening to job events. */
@@ -203,8 +231,13 @@ export class JobMetrics {
     batchEvents.off("fired", this.onBatchFired);
   }
 
-  private seriesOf(job: JobPayload, queue: string): ClassSeries {
-    const klass = displayClass(job);
+  /** The capped labels of a job's series. */
+  private labels(job: JobPayload, rawQueue: string): { queue: string; class: string } {
+    return { queue: this.cap.value("queue", rawQueue), class: this.cap.value("class", displayClass(job)) };
+  }
+
+  private seriesOf(job: JobPayload, rawQueue: string): ClassSeries {
+    const { queue, class: klass } = this.labels(job, rawQueue);
     let classes = this.byQueue.get(queue);
     if (!classes) this.byQueue.set(queue, (classes = new Map<string, ClassSeries>()));
     let series = classes.get(klass);
@@ -212,7 +245,7 @@ export class JobMetrics {
       const labels = { queue, class: klass };
       series = { waited: this.queueDuration.get(labels), done: this.completion.get({ ...labels, job_status: "done" }) };
       classes.set(klass, series);
-      this.ran.push({ queue, klass });
+      this.running.started(queue, klass);
     }
     return series;
   }
@@ -232,35 +265,10 @@ export class JobMetrics {
       return;
     }
     // Failure series appear with the first failure, as prom-client's labelled series do.
-    const labels = { queue, class: displayClass(job) };
+    const labels = this.labels(job, queue);
     (series.fail ??= this.completion.get({ ...labels, job_status: "fail" })).observe(outcome.durationSeconds);
     (series.failed ??= this.failed.get(labels)).inc();
     if (outcome.disposition === "retried") (series.retried ??= this.retried.get(labels)).inc();
     else if (outcome.disposition === "dead") (series.dead ??= this.dead.get(labels)).inc();
-  }
-
-  /**
-   * Read from the process's work table when collected rather than counted from events: a job whose
-   * failure could not be recorded is requeued without an `end` event, and must not stay "running".
-   * Every queue × class that has started a job keeps its series, at 0 when idle, so a graph shows zero
-   * rather than a gap, whenever the scrape lands.
-   */
-  private runningGauge(registers: Registry[]): void {
-    const { state } = this.ctx;
-    const ran = this.ran;
-    new Gauge({
-      name: "tsq_running_jobs",
-      help: "Jobs running now.",
-      labelNames: JOB_LABELS,
-      registers,
-      collect() {
-        const counts = new Map<string, number>();
-        for (const entry of state.work.values()) {
-          const key = `${entry.queue}\0${entry.className ?? "unknown"}`;
-          counts.set(key, (counts.get(key) ?? 0) + 1);
-        }
-        for (const { queue, klass } of ran) this.set({ queue, class: klass }, counts.get(`${queue}\0${klass}`) ?? 0);
-      },
-    });
   }
 }

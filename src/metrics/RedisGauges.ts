@@ -10,6 +10,10 @@
  *      its parked list (src/features/locks/gitlab-concurrency-limits/status.ts)
  * Latency is Sidekiq's `Queue#latency`: now − the oldest job's enqueued_at (float seconds or integer
  * ms), 0 for an empty queue.
+ *
+ * Queue names and limited classes are whatever Redis holds, so both labels are capped (LabelCap): past
+ * the bound, "other" holds the sum of the folded queues' sizes, the largest of their latencies and 1 if
+ * any of them is paused.
  */
 import {
   DEAD,
@@ -25,7 +29,9 @@ import {
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { toEpochSeconds } from "../wire/timestamps.js";
 import { readLimits, type LimitStatus } from "../features/locks/gitlab-concurrency-limits/status.js";
+import { DEFAULTS } from "../platform/config/defaults.js";
 import type { MetricFamily, Sample } from "./exposition.js";
+import { LabelCap } from "./LabelCap.js";
 
 /** ms a scrape waits for Redis before it answers without these gauges. */
 export const REDIS_WAIT_MS = 1000;
@@ -46,7 +52,11 @@ export class RedisGauges {
   /** A read still waiting (Redis down: commands queue until it is back) is shared, never repeated. */
   private inflight: Promise<RedisState> | undefined;
 
-  constructor(private readonly redis: TsqRedis) {}
+  /** `cap`: shared with the caller's own series, so a queue folds alike everywhere in one scrape. */
+  constructor(
+    private readonly redis: TsqRedis,
+    private readonly cap = new LabelCap(DEFAULTS.metricsMaxLabelValues),
+  ) {}
 
   /** The gauges, or none if Redis did not answer within `timeoutMs`: an absent gauge is "unknown". */
   async read(timeoutMs: number): Promise<MetricFamily[]> {
@@ -55,7 +65,7 @@ export class RedisGauges {
     const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)));
     try {
       const state = await Promise.race([this.inflight.catch(() => undefined), timeout]);
-      return state ? toFamilies(state) : [];
+      return state ? this.cap.apply(toFamilies(state)) : [];
     } finally {
       clearTimeout(timer);
     }
@@ -129,11 +139,13 @@ function toFamilies(state: RedisState): MetricFamily[] {
       "tsq_queue_latency_seconds",
       "Seconds the oldest job in the queue has waited (now - its enqueued_at); 0 when empty.",
       perQueue((q) => q.latency),
+      "max",
     ),
     gauge(
       "tsq_queue_paused",
       "1 when the queue is in the `paused` set (tsqctl pause, Sidekiq Pro's pause!): workers fetch nothing from it.",
       perQueue((q) => (q.paused ? 1 : 0)),
+      "max",
     ),
     gauge("tsq_scheduled_size", "Jobs in the schedule set.", single(state.scheduled)),
     gauge("tsq_retry_size", "Jobs in the retry set.", single(state.retry)),
@@ -171,6 +183,7 @@ function toFamilies(state: RedisState): MetricFamily[] {
   ];
 }
 
-function gauge(name: string, help: string, values: Sample[]): MetricFamily {
-  return { name, help, type: "gauge", values };
+/** `aggregator`: how series folded into one ("other", or one queue on two shards) combine; default a sum. */
+function gauge(name: string, help: string, values: Sample[], aggregator?: "max"): MetricFamily {
+  return aggregator ? { name, help, type: "gauge", aggregator, values } : { name, help, type: "gauge", values };
 }

@@ -75,7 +75,7 @@ export function mergeFamilies(lists: MetricFamily[][]): MetricFamily[] {
   });
 }
 
-function combiner(family: MetricFamily): (values: number[]) => number {
+export function combiner(family: MetricFamily): (values: number[]) => number {
   if (family.type !== "gauge") return sum;
   switch (family.aggregator) {
     case "average":

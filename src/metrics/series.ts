@@ -12,10 +12,13 @@ type LabelValues = Record<string, string>;
 
 export class CounterSeries {
   value = 0;
+  /** Changed since the family last rendered it (a child sends only changed series). */
+  dirty = true;
   constructor(readonly labels: LabelValues) {}
 
   inc(): void {
     this.value += 1;
+    this.dirty = true;
   }
 }
 
@@ -24,6 +27,7 @@ export class HistogramSeries {
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
+  dirty = true;
 
   constructor(
     readonly labels: LabelValues,
@@ -40,11 +44,12 @@ export class HistogramSeries {
     this.counts[i]! += 1;
     this.sum += value;
     this.count += 1;
+    this.dirty = true;
   }
 }
 
 /** One metric name; series are created on first use and live as long as the process. */
-abstract class Family<S extends { labels: LabelValues }> {
+abstract class Family<S extends { labels: LabelValues; dirty: boolean }> {
   private readonly series = new Map<string, S>();
 
   constructor(
@@ -63,12 +68,18 @@ abstract class Family<S extends { labels: LabelValues }> {
     return found;
   }
 
-  protected all(): IterableIterator<S> {
-    return this.series.values();
+  /** Every series (`changedOnly`: those changed since the last call), each marked as rendered. */
+  protected *take(changedOnly: boolean): Generator<S> {
+    for (const s of this.series.values()) {
+      if (changedOnly && !s.dirty) continue;
+      s.dirty = false;
+      yield s;
+    }
   }
 
   protected abstract create(labels: LabelValues): S;
-  abstract family(): MetricFamily;
+  /** `changedOnly`: only series changed since the last render, for a child's delta snapshot. */
+  abstract family(changedOnly?: boolean): MetricFamily;
 }
 
 export class CounterFamily extends Family<CounterSeries> {
@@ -76,9 +87,9 @@ export class CounterFamily extends Family<CounterSeries> {
     return new CounterSeries(labels);
   }
 
-  family(): MetricFamily {
+  family(changedOnly = false): MetricFamily {
     const values: Sample[] = [];
-    for (const s of this.all()) values.push({ value: s.value, labels: { ...s.labels } });
+    for (const s of this.take(changedOnly)) values.push({ value: s.value, labels: { ...s.labels } });
     return { name: this.name, help: this.help, type: "counter", aggregator: "sum", values };
   }
 }
@@ -97,10 +108,10 @@ export class HistogramFamily extends Family<HistogramSeries> {
   }
 
   /** Buckets cumulative, `le` first (as prom-client writes them), then +Inf, `_sum` and `_count`. */
-  family(): MetricFamily {
+  family(changedOnly = false): MetricFamily {
     const values: Sample[] = [];
     const bucket = `${this.name}_bucket`;
-    for (const s of this.all()) {
+    for (const s of this.take(changedOnly)) {
       let running = 0;
       this.bounds.forEach((le, i) => {
         running += s.counts[i]!;

@@ -16,6 +16,7 @@ import { ClusterMetrics } from "./ClusterMetrics.js";
 import { mergeFamilies, renderFamilies } from "./exposition.js";
 import { JobMetrics } from "./JobMetrics.js";
 import { MetricsServer } from "./MetricsServer.js";
+import { LabelCap } from "./LabelCap.js";
 import { REDIS_WAIT_MS, RedisGauges } from "./RedisGauges.js";
 
 /** ms /healthz waits for Redis's PONG. */
@@ -49,7 +50,14 @@ export async function startClusterMetrics(
   const { plan, worker, redis, port, host, logger, otherShards } = settings;
   if (port === 0) return undefined;
   const extraConcurrency = worker.capsules.slice(1).reduce((sum, c) => sum + c.concurrency, 0);
-  const collector = new ClusterMetrics(supervisor, { plan, redis, otherShards, extraConcurrency });
+  const collector = new ClusterMetrics(supervisor, {
+    plan,
+    redis,
+    otherShards,
+    extraConcurrency,
+    maxLabelValues: worker.metricsMaxLabelValues,
+    logger,
+  });
   collector.start();
   const ping = pinger(redis);
   const server = new MetricsServer(
@@ -77,14 +85,18 @@ export async function startWorkerMetrics(launcher: Launcher, logger: Logger): Pr
   const { options, redis } = launcher.ctx;
   if (!options.metricsPort) return undefined;
   const jobs = new JobMetrics(launcher.ctx);
-  const gauges = new RedisGauges(redis);
+  const cap = new LabelCap(options.metricsMaxLabelValues, logger).prefer(
+    "queue",
+    options.capsules.flatMap((c) => c.queues.map((q) => q.name)),
+  );
+  const gauges = new RedisGauges(redis, cap);
   const ping = pinger(redis);
   let ready = false;
   const server = new MetricsServer(
     {
       metrics: async () => {
         const [fromRedis, own] = await Promise.all([gauges.read(REDIS_WAIT_MS), jobs.snapshot()]);
-        return renderFamilies(mergeFamilies([fromRedis, own]));
+        return renderFamilies(cap.apply(mergeFamilies([fromRedis, own])));
       },
       healthy: ping,
       ready: () => ready,

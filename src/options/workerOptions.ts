@@ -332,6 +332,7 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
     sidekiqCronPollInterval: file.sidekiqCronPollInterval ?? defaults.sidekiqCronPollInterval,
     routingRules: file.routingRules ?? defaults.routingRules,
     executionMetrics: flags.executionMetrics ?? file.executionMetrics ?? defaults.executionMetrics,
+    metricsMaxLabelValues: file.metricsMaxLabelValues ?? defaults.metricsMaxLabelValues,
     // Relative to the working directory whether given as a flag or in the file, as Sidekiq's `-r`.
     require: requirePath === undefined ? undefined : resolve(context.cwd, requirePath),
     capsules: shardCapsules(served, flags.queue, concurrency, () => capsulesOf(flags, file, concurrency)),

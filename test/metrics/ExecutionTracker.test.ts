@@ -108,8 +108,10 @@ test("a tsq worker writes the keys for the jobs it runs, flushed on graceful sto
   for (let i = 0; i < 2; i++) await client.push({ class: "Sleepy", args: [] });
   for (let i = 0; i < 2; i++) await client.push({ class: "Boom", args: [], retry: false });
   await client.close();
+  const t0 = performance.now();
   await launcher.start();
   await waitFor(async () => launcher.ctx.state.unflushedCounts().processed === 7);
+  const elapsedMs = performance.now() - t0; // each Sleepy run took at most this
   const before = new Date();
   await launcher.stop();
   const after = new Date();
@@ -128,8 +130,10 @@ test("a tsq worker writes the keys for the jobs it runs, flushed on graceful sto
   assert.equal(fields["Boom|p"], "2");
   assert.equal(fields["Boom|f"], "2");
   const sleepyMs = Number(fields["Sleepy|ms"]);
-  assert.ok(sleepyMs >= 218 && sleepyMs < 300, `Sleepy|ms ${sleepyMs}`);
-  assert.ok(Number(fields["Quick|ms"]) < 50);
+  // At least the two 110 ms sleeps (a timer may fire a ms early); at most the two runs' share of the
+  // time the test measured around them, however busy the machine.
+  assert.ok(sleepyMs >= 218 && sleepyMs <= 2 * elapsedMs + 2, `Sleepy|ms ${sleepyMs}, run took ${elapsedMs} ms`);
+  assert.ok(Number(fields["Quick|ms"]) <= 3 * elapsedMs + 3);
   assert.deepEqual(await redis.hgetall(tenKey), fields);
   const ttl = await redis.ttl(minuteKey);
   assert.ok(ttl > 8 * 3600 - 10 && ttl <= 8 * 3600, `minute TTL ${ttl}`);
@@ -139,7 +143,12 @@ test("a tsq worker writes the keys for the jobs it runs, flushed on graceful sto
   const window = histogramWindow(minuteKey === `j|${minuteBucket(before)}` ? before : after);
   assert.deepEqual(hists, [`h|Quick-${window}`, `h|Sleepy-${window}`].sort());
   const sleepy = (await redis.call("BITFIELD_RO", `h|Sleepy-${window}`, ...HISTOGRAM_FETCH)) as number[];
-  assert.equal(sleepy[5], 2, `both 110 ms runs in bucket 5: ${sleepy.join(",")}`);
+  // 100 ms ≤ each run: bucket 5 or later (a busy machine may stretch a run past 150 ms).
+  assert.equal(
+    sleepy.slice(0, 5).reduce((a, b) => a + b, 0),
+    0,
+    `no run under 100 ms: ${sleepy.join(",")}`,
+  );
   assert.equal(
     sleepy.reduce((a, b) => a + b, 0),
     2,

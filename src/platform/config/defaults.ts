@@ -113,7 +113,16 @@ export interface Defaults {
    * costs well under a microsecond; Redis holds about 8 h of minutes and 3 days of 10-minute rollups.
    */
   readonly executionMetrics: boolean;
+  /**
+   * Distinct values kept per metrics label taken from Redis or from payloads (`class`, `queue`), 1 to
+   * 10,000; more fold into the value "other" (logged once per label). Each value costs a few dozen series
+   * per process, so the default keeps a scrape of a fleet with a runaway class near a few MB.
+   */
+  readonly metricsMaxLabelValues: number;
 }
+
+/** Upper bound of `metricsMaxLabelValues`. */
+export const MAX_LABEL_VALUES = 10_000;
 
 export const DEFAULTS = Object.freeze({
   redisUrl: "redis://127.0.0.1:6379/0",
@@ -145,4 +154,5 @@ export const DEFAULTS = Object.freeze({
   sidekiqCronPollInterval: 10,
   routingRules: Object.freeze([]),
   executionMetrics: true,
+  metricsMaxLabelValues: 1000,
 } satisfies Defaults) as Defaults;

@@ -10,6 +10,7 @@ import { parseDocument } from "yaml";
 import { ConfigError } from "../../wire/errors.js";
 import { redactUrl } from "../redis/connection.js";
 import { parseRedisUrl, REDIS_URL_FORMAT } from "../redis/redisUrl.js";
+import { MAX_LABEL_VALUES } from "./defaults.js";
 import { redisSection } from "./redisSection.js";
 import { shardsSection } from "./shardsSection.js";
 import type { ShardConfig } from "../shards/ShardMap.js";
@@ -129,6 +130,8 @@ export interface FileSettings {
   shards?: ShardConfig[];
   /** Write Sidekiq 8's per-class metrics keys. */
   executionMetrics?: boolean;
+  /** Distinct values per metrics label (class, queue), 1 to 10,000. */
+  metricsMaxLabelValues?: number;
 }
 
 export const QUEUE_FORMAT =
@@ -349,6 +352,12 @@ const CAPSULE: Schema<{ concurrency?: number; queues?: QueueSpec[] }> = {
   queues: queueList,
 };
 
+/** Above 10,000 values a label costs a scrape hundreds of MB again, which is what the cap prevents. */
+function labelValueCap(value: unknown, at: Where): number {
+  const ok = typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_LABEL_VALUES;
+  return ok ? value : fail(at, `an integer from 1 to ${MAX_LABEL_VALUES} (distinct values per metrics label)`, value);
+}
+
 const METRICS: Schema<MetricsFileConfig> = { port, host: nonEmptyString };
 
 const CLUSTER: Schema<ClusterFileConfig> = {
@@ -399,4 +408,5 @@ const TOP_LEVEL: Schema<FileSettings> = {
   routingRules,
   shards: shardsSection,
   executionMetrics: boolean,
+  metricsMaxLabelValues: labelValueCap,
 };
