@@ -71,6 +71,20 @@ export {
   type Step,
   type IterationState,
 } from "./features/iterable/index.js";
+export {
+  DurableJob,
+  signal,
+  cancel,
+  WaitTimeoutError,
+  JobTimeoutError,
+  JobCancelledError,
+  StepOrderError,
+  JournalError,
+  type StepContext,
+  type WaitOptions,
+  type SignalOptions,
+  type CancelResult,
+} from "./features/durable/index.js";
 export { redactUrl } from "./platform/redis/connection.js";
 export { logger, type Logger } from "./platform/logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";
