@@ -77,15 +77,9 @@ export class RunControl {
       timer.unref();
     }
     const work = run();
+    let winner: "done" | "abandoned";
     try {
-      const winner = await Promise.race([work.then(() => "done" as const), abandoned]);
-      if (winner === "abandoned") {
-        work.catch(() => {}); // it may still fail; no one is listening any more
-        this.logger.warn({ reason: (control.signal.reason as Error).name, grace_s: limits.grace }, "job abandoned: it ignored its abort signal");
-        this.report(job, "abandoned");
-        return this.settle(job, control.signal.reason);
-      }
-      return false;
+      winner = await Promise.race([work.then(() => "done" as const), abandoned]);
     } catch (error) {
       if (ours(control.signal.reason)) return this.settle(job, control.signal.reason);
       throw error;
@@ -95,6 +89,12 @@ export class RunControl {
       outer?.removeEventListener("abort", forward);
       if (this.running.get(job.jid) === control) this.running.delete(job.jid);
     }
+    if (winner === "done") return false;
+    work.catch(() => {}); // it may still fail; no one is listening any more
+    const reason = control.signal.reason as Error;
+    this.logger.warn({ reason: reason.name, grace_s: limits.grace }, "job abandoned: it ignored its abort signal");
+    this.report(job, "abandoned");
+    return this.settle(job, reason);
   }
 
   /** Cancelled: true (ends without a retry). Timed out: throws the timeout (the retry policy applies). */
