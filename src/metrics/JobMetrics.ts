@@ -152,7 +152,10 @@ export class JobMetrics {
   ) => {
     const labels = { queue, class: displayClass(job) };
     if (outcome === "sleeping" || outcome === "parked") this.suspended.get({ ...labels, why: outcome }).inc();
-    else (outcome === "cancelled" ? this.cancelled : outcome === "timedOut" ? this.timedOut : this.abandoned).get(labels).inc();
+    else
+      (outcome === "cancelled" ? this.cancelled : outcome === "timedOut" ? this.timedOut : this.abandoned)
+        .get(labels)
+        .inc();
   };
   private readonly onBatchFired = (_bid: string, event: string) => this.batchCallbacks.get({ event }).inc();
 

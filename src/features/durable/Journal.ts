@@ -91,7 +91,9 @@ export class Journal {
       const was = entry ? `was step #${entry.position + 1}` : "was not recorded";
       throw new StepOrderError(
         `the steps of job ${this.jid} changed since it started: "${name}" is step #${position + 1} now but ${was}` +
-          (recordedHere !== undefined && recordedHere !== name ? ` (step #${position + 1} was "${recordedHere}")` : "") +
+          (recordedHere !== undefined && recordedHere !== name
+            ? ` (step #${position + 1} was "${recordedHere}")`
+            : "") +
           `. A job already under way must finish on the code it started with: deploy step changes as a new ` +
           `job class (or a new step name at the end), or delete ${this.key} to start it over.`,
       );
@@ -100,7 +102,13 @@ export class Journal {
   }
 
   /** Records an entry (plus the caller's commands in `tx`, atomically): one round trip. */
-  async record(name: string, position: number, kind: EntryKind, value: JsonValue | undefined, tx?: ChainableCommander): Promise<void> {
+  async record(
+    name: string,
+    position: number,
+    kind: EntryKind,
+    value: JsonValue | undefined,
+    tx?: ChainableCommander,
+  ): Promise<void> {
     const multi = tx ?? this.redis.multi();
     const text = entryText(position, kind, value);
     multi.hset(this.key, `s:${name}`, text).expire(this.key, this.ttlSeconds);
@@ -112,7 +120,11 @@ export class Journal {
 
   /** The job finished: a later run of the same jid (a duplicate, a recovery) does nothing. */
   async finish(): Promise<void> {
-    await this.redis.multi().hset(this.key, "done", Math.floor(Date.now() / 1000)).expire(this.key, this.ttlSeconds).exec();
+    await this.redis
+      .multi()
+      .hset(this.key, "done", Math.floor(Date.now() / 1000))
+      .expire(this.key, this.ttlSeconds)
+      .exec();
   }
 }
 

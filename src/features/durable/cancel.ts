@@ -40,13 +40,13 @@ export async function cancel(jid: string, options: { redis?: Redis } = {}): Prom
     throw new ArgumentError(`cancel(jid) needs a job id such as 3f9a0c1d2e4b5a6978c0d1e2, got ${JSON.stringify(jid)}`);
   const redis = options.redis ?? defaultClient().redis;
   const journal = durableKey(jid);
-  const [, , parkedOn] = (await redis
+  const results = await redis
     .multi()
     .hsetnx(journal, "cancelled", Math.floor(Date.now() / 1000))
     .expire(journal, JOURNAL_TTL, "NX")
     .hget(journal, "w")
-    .exec()
-    .then((results) => (results ?? []).map(([error, value]) => (error ? undefined : value)))) as unknown[];
+    .exec();
+  const parkedOn: unknown = results?.[2]?.[1];
   if (typeof parkedOn === "string") await redis.hdel(durableWaitersKey(parkedOn), jid);
   const removed: string[] = [];
   for (const set of [SCHEDULE, RETRY]) if (await removeFromSet(redis, set, jid)) removed.push(set);

@@ -59,7 +59,9 @@ export const durable = definePlugin({
             } catch (error) {
               if (!(error instanceof Suspended)) throw error;
               suspended.add(job);
-              ctx.logger.info(error.why === "sleeping" ? "job sleeping; slot freed" : "job parked on an event; slot freed");
+              ctx.logger.info(
+                error.why === "sleeping" ? "job sleeping; slot freed" : "job parked on an event; slot freed",
+              );
               ctx.events.emit("durable", job, queue, error.why);
               return undefined;
             }
@@ -70,7 +72,11 @@ export const durable = definePlugin({
 });
 
 /** The payload's `timeout` (set per push) wins over the class's `static timeout`. */
-function limitsOf(instance: object, job: JobPayload, ctx: ServerContext): { timeout: number | undefined; grace: number } {
+function limitsOf(
+  instance: object,
+  job: JobPayload,
+  ctx: ServerContext,
+): { timeout: number | undefined; grace: number } {
   const klass = instance.constructor as Timed;
   const timeout = seconds(job.timeout ?? klass.timeout, "timeout", job, ctx);
   const grace = seconds(klass.abortGrace, "abortGrace", job, ctx) ?? ABORT_GRACE;
@@ -82,7 +88,7 @@ function seconds(value: unknown, what: string, job: JobPayload, ctx: ServerConte
   if (typeof value === "number" && Number.isFinite(value) && value > 0) return value;
   // A bad value from a payload is someone else's text: report it and run without the limit.
   ctx.logger.warn(
-    { [what]: String(value).slice(0, 50) },
+    { [what]: JSON.stringify(value)?.slice(0, 50) },
     new ArgumentError(`${what} must be seconds > 0 (job ${job.jid}); running without it`).message,
   );
   return undefined;

@@ -22,7 +22,9 @@ export const SIGNAL_RETENTION = 7 * 24 * 60 * 60;
 /** Resolves to how many parked jobs were woken (0 when none waits yet: the signal is kept for them). */
 export async function signal(event: string, data: JsonValue = null, options: SignalOptions = {}): Promise<number> {
   if (typeof event !== "string" || event === "" || event.length > 500)
-    throw new ArgumentError(`signal(event, data) needs an event name of 1 to 500 characters, got ${JSON.stringify(event)}`);
+    throw new ArgumentError(
+      `signal(event, data) needs an event name of 1 to 500 characters, got ${JSON.stringify(event)}`,
+    );
   const retention = options.retention ?? SIGNAL_RETENTION;
   if (!Number.isInteger(retention) || retention < 1)
     throw new ArgumentError(`signal's retention is whole seconds >= 1, got ${String(retention)}`);

@@ -155,7 +155,15 @@ export interface ScriptCommands {
     event: string,
   ): Promise<[string, string?]>;
   /** durable-signal-3.lua (features/durable): stores a signal and wakes the jobs parked on it; how many woke. */
-  durableSignal(signal: string, waiters: string, schedule: string, data: string, retention: number, journalPrefix: string, event: string): Promise<number>;
+  durableSignal(
+    signal: string,
+    waiters: string,
+    schedule: string,
+    data: string,
+    retention: number,
+    journalPrefix: string,
+    event: string,
+  ): Promise<number>;
   /** batch-join-1.lua: makes `jids` members of the batch at `batchHash`; its new total. */
   batchJoin(batchHash: string, ...jids: string[]): Promise<number>;
   /** batch-event-1.lua: applies a member's event, fires due callbacks; [bid, event, ...] fired. */

@@ -114,6 +114,6 @@ test("timeout ignored: after the grace the slot is freed, the job retried, the p
   assert.equal((JSON.parse(entry!) as { error_class: string }).error_class, "JobTimeoutError");
   assert.deepEqual(outcomes, ["abandoned", "timedOut"]);
   // The timeout per push overrides the class's.
-  await launcher.ctx.client.push({ class: "PoliteJob", args: ["p"], timeout: 0.3 } as never);
+  await launcher.ctx.client.push({ class: "PoliteJob", args: ["p"], timeout: 0.3 });
   await eventually(async () => (await runs("p")).includes("aborted:JobTimeoutError"), 10_000, "per-push timeout");
 });
