@@ -93,6 +93,20 @@ export {
   type ResultOptions,
   type Progress,
 } from "./features/outcomes/index.js";
+export {
+  DurableJob,
+  signal,
+  cancel,
+  EventTimeoutError,
+  JobTimeoutError,
+  JobCancelledError,
+  StepOrderError,
+  JournalError,
+  type StepContext,
+  type WaitForOptions,
+  type SignalOptions,
+  type CancelResult,
+} from "./features/durable/index.js";
 export { redactUrl } from "./platform/redis/connection.js";
 export { logger, configureLogger, type Logger } from "./platform/logger.js";
 export { configureServer, type ServerConfig, type LifecycleEvent } from "./server/serverConfig.js";

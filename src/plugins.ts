@@ -7,6 +7,8 @@
  *   tracing                the producer/consumer spans wrap everything else; correlation ids
  *   kill-switches, expiry  take a job before it starts
  *   batches                a member reports its end, whatever the chain inside decided
+ *   durable                each job's own abort signal (cancel, timeout); a durable job's journal; a
+ *                          sleep or wait ends the execution as a normal return, inside the middleware
  *   outcomes               an opted-in job's end stored and announced; progress reports
  *   lock-release           frees the locks of jobs that leave Redis without running
  *   keyed-rate-limits      the `static limit` gate, before any slot or lock is taken
@@ -22,6 +24,7 @@ import { tracing } from "./features/tracing/plugin.js";
 import { killSwitches } from "./features/flow/kill-switches/plugin.js";
 import { expiry } from "./features/flow/expiry/plugin.js";
 import { batches } from "./features/flow/batches/plugin.js";
+import { durable } from "./features/durable/plugin.js";
 import { outcomes } from "./features/outcomes/plugin.js";
 import { lockRelease } from "./features/locks/plugin.js";
 import { keyedRateLimits, overLimitReschedule } from "./features/locks/enterprise-rate-limits/plugin.js";
@@ -39,6 +42,7 @@ export function builtinPlugins(): Plugin[] {
     killSwitches,
     expiry,
     batches,
+    durable,
     outcomes,
     lockRelease,
     keyedRateLimits,

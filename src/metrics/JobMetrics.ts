@@ -118,6 +118,22 @@ export class JobMetrics {
     "tsq_batch_callbacks_total",
     "Batch callbacks fired (pushed), by event: complete, success, death, settled (docs/batches.md).",
   );
+  private readonly suspended = new CounterFamily(
+    "tsq_jobs_suspended_total",
+    "Durable job executions that ended to sleep or to wait for an event, by why: sleeping, parked; the job is back in schedule, holding no slot (docs/durable.md).",
+  );
+  private readonly cancelled = new CounterFamily(
+    "tsq_jobs_cancelled_total",
+    "Jobs ended by cancel(jid) / tsqctl cancel while running or as they started; not retried (docs/durable.md).",
+  );
+  private readonly timedOut = new CounterFamily(
+    "tsq_jobs_timed_out_total",
+    "Jobs failed because they ran past their timeout (static timeout or the push's timeout); retried per policy (docs/durable.md).",
+  );
+  private readonly abandoned = new CounterFamily(
+    "tsq_jobs_abandoned_total",
+    "Jobs whose promise was left running because they ignored their abort signal past the grace; their slot was freed (docs/durable.md).",
+  );
   /** queue → class → series. */
   private readonly byQueue = new Map<string, Map<string, ClassSeries>>();
   private readonly cap: LabelCap;
@@ -139,6 +155,18 @@ export class JobMetrics {
     this.rateLimited.get({ ...this.labels(job, queue), action }).inc();
   private readonly onUniqueRejected = (job: JobPayload, queue: string) =>
     this.uniqueRejected.get(this.labels(job, queue)).inc();
+  private readonly onDurable = (
+    job: JobPayload,
+    queue: string,
+    outcome: "sleeping" | "parked" | "cancelled" | "timedOut" | "abandoned",
+  ) => {
+    const labels = this.labels(job, queue);
+    if (outcome === "sleeping" || outcome === "parked") this.suspended.get({ ...labels, why: outcome }).inc();
+    else
+      (outcome === "cancelled" ? this.cancelled : outcome === "timedOut" ? this.timedOut : this.abandoned)
+        .get(labels)
+        .inc();
+  };
   private readonly onBatchFired = (_bid: string, event: string) => this.batchCallbacks.get({ event }).inc();
 
   constructor(
@@ -174,6 +202,7 @@ export class JobMetrics {
     ctx.events.on("limited", this.onLimited);
     ctx.events.on("rateLimited", this.onRateLimited);
     ctx.events.on("expired", this.onExpired);
+    ctx.events.on("durable", this.onDurable);
     limitEvents.on("limited", this.onLimited);
     dedupEvents.on("deduplicated", this.onDeduplicated);
     uniqueEvents.on("rejected", this.onUniqueRejected);
@@ -208,6 +237,10 @@ export class JobMetrics {
       this.rateLimited,
       this.uniqueRejected,
       this.batchCallbacks,
+      this.suspended,
+      this.cancelled,
+      this.timedOut,
+      this.abandoned,
     ].map((f) => f.family(changedOnly));
     const tracked = [this.running.family(), ...(await familiesOf(this.registry))];
     if (full) return { full, families: [...jobs, ...this.sent.all(tracked)] };
@@ -222,6 +255,7 @@ export class JobMetrics {
     this.ctx.events.off("end", this.onEnd);
     this.ctx.events.off("unrecorded", this.onUnrecorded);
     this.ctx.events.off("switched", this.onSwitched);
+    this.ctx.events.off("durable", this.onDurable);
     this.ctx.events.off("limited", this.onLimited);
     this.ctx.events.off("rateLimited", this.onRateLimited);
     this.ctx.events.off("expired", this.onExpired);

@@ -36,6 +36,13 @@
  *   tsq:workflow:<id>         HASH   a workflow (src/features/flow/batches/workflow): stages, policy, state
  *   tsq:workflow:<id>:results HASH   step name -> the step's JSON result, capped
  *   it-<jid>                  HASH   an iterable job's state (Sidekiq 7.3+): ex, c (cursor JSON), rt, cancelled
+ *   tsq:durable:<jid>         HASH   a durable job's journal (src/features/durable): s:<step> -> "<pos>|<kind>|<json>",
+ *                                    w (event parked on), ws (since), d:<wait> (deadline), e:<event> (delivered
+ *                                    data), done, cancelled (epoch s); EXPIRE 7 days by default
+ *   tsq:durable:signal:<event> STRING the last signal's JSON data for <event>, EX its retention (7 days)
+ *   tsq:durable:waiters:<event> HASH jid -> the parked job's payload (as in `schedule`)
+ *   tsq:cancel:<identity>     CHANNEL pub/sub: jids a tsq process must cancel (Ruby never subscribes)
+ *   tsq:cancel                CHANNEL pub/sub: the same, to every tsq process (owner not in a work hash yet)
  *   tsq:lock:rate:c:<name>    HASH   a concurrent rate limiter's leases (the lock core, N holders)
  *   tsq:lock:rate:k:<C>:<key> HASH   a keyed class limit's running (or admitted) jids -> expiry, epoch ms
  *   tsq:rl:b:<name>           HASH   a bucket limiter's interval number and count (PEXPIREAT its end)
@@ -253,6 +260,31 @@ export const WORKFLOW_PREFIX = "tsq:workflow:";
 
 export function workflowKey(id: string, part?: "results"): string {
   return part === undefined ? `${WORKFLOW_PREFIX}${id}` : `${WORKFLOW_PREFIX}${id}:${part}`;
+}
+
+export const DURABLE_PREFIX = "tsq:durable:";
+
+/** A durable job's journal of steps, sleeps and waits (src/features/durable). */
+export function durableKey(jid: string): string {
+  return `${DURABLE_PREFIX}${jid}`;
+}
+
+/** The last signal sent to `event`, kept so a job that waits later still gets it. */
+export function durableSignalKey(event: string): string {
+  return `${DURABLE_PREFIX}signal:${event}`;
+}
+
+/** The jobs parked on `event`: jid -> payload. */
+export function durableWaitersKey(event: string): string {
+  return `${DURABLE_PREFIX}waiters:${event}`;
+}
+
+/** The pub/sub channel every tsq process reads cancels from, for a job whose owner is not known yet. */
+export const CANCEL_BROADCAST = "tsq:cancel";
+
+/** The pub/sub channel a tsq process reads cancels of its running jobs from. */
+export function cancelChannel(identity: string): string {
+  return `tsq:cancel:${identity}`;
 }
 
 /** An iterable job's saved state, Sidekiq 7.3's `it-<jid>` (src/features/iterable). */

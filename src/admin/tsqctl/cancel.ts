@@ -1,11 +1,13 @@
 /**
- * `tsqctl cancel <jid> [--json]`: cancels an iterable job, as Ruby's `Sidekiq::Client#cancel!(jid)`
- * (HSETNX it-<jid> cancelled <now>, 30-day expiry). The job stops at its next state save (within its
- * `stateFlushInterval`, 5 s by default), or as soon as it starts when it is not running yet.
+ * `tsqctl cancel <jid> [--json]`: cancels any job (src/features/durable/cancel.ts): removed from its
+ * queue, `schedule` or `retry`; a running one is aborted through its tsq owner's channel. An iterable
+ * job is also marked as Ruby's `Sidekiq::Client#cancel!(jid)` does (HSETNX it-<jid> cancelled <now>,
+ * 30-day expiry), so it stops at its next state save even on a Ruby process.
  */
 import { InvalidArgumentError, type Command } from "commander";
 import { iterationKey } from "../../wire/keys.js";
 import { cancelIterable } from "../../features/iterable/state.js";
+import { cancel as cancelJob } from "../../features/durable/cancel.js";
 import { addJsonOption, addRedisUrlOption, printJson, resolveRedisUrl, withRedis, type CliIO } from "./common.js";
 
 interface Flags {
@@ -23,20 +25,36 @@ function jidArgument(text: string): string {
 export function registerCancel(program: Command, io: CliIO): void {
   const cancel = program
     .command("cancel")
-    .description("cancel an iterable job: it stops at its next state save (Sidekiq's Client#cancel!)")
+    .description(
+      "cancel a job: removed from its queue, schedule or retries; a running one is aborted (iterable jobs: Sidekiq's Client#cancel!)",
+    )
     .argument("<jid>", "the job's jid", jidArgument);
   addRedisUrlOption(addJsonOption(cancel)).action(async (jid: string, flags: Flags) => {
-    const { cancelledAt, started } = await withRedis(resolveRedisUrl(flags.redisUrl, io), async (redis) => {
+    const { cancelledAt, started, job } = await withRedis(resolveRedisUrl(flags.redisUrl, io), async (redis) => {
       const at = await cancelIterable(redis, jid);
-      return { cancelledAt: at, started: (await redis.hexists(iterationKey(jid), "ex")) === 1 };
+      const job = await cancelJob(jid, { redis });
+      return { cancelledAt: at, started: (await redis.hexists(iterationKey(jid), "ex")) === 1, job };
     });
-    if (flags.json) return printJson(io, { jid, cancelled_at: cancelledAt, started });
+    if (flags.json)
+      return printJson(io, {
+        jid,
+        cancelled_at: cancelledAt,
+        started,
+        removed: job.removed,
+        running_on: job.runningOn ?? null,
+        notified: job.notified,
+      });
     const when = new Date(cancelledAt * 1000).toISOString();
     io.out(
       started
         ? `${jid}: cancelled at ${when}; the job stops at its next state save (within 5 s by default)\n`
-        : `${jid}: cancelled at ${when}; no iteration has been saved yet, so the job stops when it starts ` +
-            "(the mark lasts 30 days; a jid that is not an iterable job ignores it)\n",
+        : `${jid}: cancelled at ${when}; no iteration has been saved yet, so an iterable job stops when it starts ` +
+            "(the mark lasts 30 days)\n",
     );
+    if (job.removed.length > 0) io.out(`${jid}: removed from ${job.removed.join(", ")}\n`);
+    if (job.runningOn)
+      io.out(
+        `${jid}: running on ${job.runningOn}; ${job.notified ? "told to stop" : "not a tsq process: it finishes this run"}\n`,
+      );
   });
 }

@@ -148,6 +148,31 @@ export interface ScriptCommands {
   ): Promise<[number, number, number]>;
   /** batch-open-1.lua: creates or reopens a batch for a `jobs` block; 1 created, 2 reopened (src/features/flow/batches). */
   batchOpen(index: string, ...args: string[]): Promise<number>;
+  /** durable-park-4.lua (features/durable): parks a waitFor() unless its signal is there; see the script's header. */
+  durablePark(
+    journal: string,
+    signal: string,
+    waiters: string,
+    schedule: string,
+    jid: string,
+    stepName: string,
+    position: number,
+    payload: string,
+    deadline: number,
+    now: number,
+    ttl: number,
+    event: string,
+  ): Promise<[string, string?]>;
+  /** durable-signal-3.lua (features/durable): stores a signal and wakes the jobs parked on it; how many woke. */
+  durableSignal(
+    signal: string,
+    waiters: string,
+    schedule: string,
+    data: string,
+    retention: number,
+    journalPrefix: string,
+    event: string,
+  ): Promise<number>;
   /** batch-join-3.lua: makes `jids` members of the batch (its hash, pending and unrun keys); its new total. */
   batchJoin(batchHash: string, pending: string, unrun: string, ...jids: string[]): Promise<number>;
   /** batch-event-1.lua: applies a member's event, fires due callbacks; [bid, event, ...] fired. */

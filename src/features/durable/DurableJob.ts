@@ -1,0 +1,173 @@
+/**
+ * Durable jobs: steps that run once per job, sleeps and waits that free the worker slot, on Sidekiq's
+ * wire (a Ruby process sees ordinary jobs in `schedule` and the queues).
+ *
+ *   class OrderJob extends DurableJob {
+ *     async perform(orderId: string) {
+ *       const charge = await this.step("charge", () => payments.charge(orderId));
+ *       const shipment = await this.waitFor(`shipped:${orderId}`, { timeout: 7 * 86400 });
+ *       await this.sleep(3600);
+ *       await this.step("email", () => mail.sendDelivered(orderId, charge.id, shipment));
+ *     }
+ *   }
+ *
+ * Each execution runs perform from the top; a step already in the journal (Journal.ts) returns its
+ * recorded result without calling its function. sleep() and waitFor() record themselves as steps, put
+ * the same payload (same jid) in `schedule`, and end the execution with `Suspended`, which the plug-in
+ * turns into a normal end: the slot is free, and only Redis holds the job. Code outside steps runs again
+ * on every execution, so it must be deterministic (the same steps in the same order) and cheap.
+ */
+import type { ChainableCommander } from "ioredis";
+import { Job } from "../../client/Job.js";
+import { defaultClient } from "../../client/defaultClient.js";
+import { ArgumentError } from "../../wire/errors.js";
+import { SCHEDULE, durableSignalKey, durableWaitersKey } from "../../wire/keys.js";
+import type { JsonValue } from "../../wire/payload.js";
+import { Journal, JOURNAL_TTL, parseEntry } from "./Journal.js";
+import { JournalError, StepOrderError, Suspended, EventTimeoutError } from "./errors.js";
+
+/** What a step's function is given. */
+export interface StepContext {
+  /** `<jid>:<step name>`: stable across re-runs, for a remote API's idempotency key. */
+  readonly idempotencyKey: string;
+  /** Redis commands queued here commit in the same MULTI as the step's result: exactly once with it. */
+  readonly tx: ChainableCommander;
+}
+
+export interface WaitForOptions {
+  /** Seconds to wait before waitFor throws EventTimeoutError (required: a wait without end is a leak). */
+  timeout: number;
+  /** The step's name; default `waitFor:<event>`. */
+  name?: string;
+}
+
+/** Where the plug-in leaves the journal it loaded (a symbol: not part of a job's own namespace). */
+export const JOURNAL = Symbol("tsq.durable.journal");
+
+export abstract class DurableJob extends Job {
+  /** Seconds the journal lives after its last write; must outlast the job's retries and sleeps. */
+  static journalTtl = JOURNAL_TTL;
+
+  /** A journal that does not match the code (or cannot be read) will not match better later: dead set. */
+  static retryIn(_count: number, error: Error): unknown {
+    return error instanceof StepOrderError || error instanceof JournalError ? "kill" : undefined;
+  }
+
+  private sleeps = 0;
+  [JOURNAL]?: Journal;
+
+  /**
+   * Runs `fn` once per job and returns its result (through JSON, so the first run and a replay return the
+   * same value). A step whose function throws records nothing: the job fails and retries as usual, and
+   * the retry calls the function again. A process killed after the function's side effect but before
+   * its result is recorded calls it again on the re-run: use `ctx.tx` (Redis) or `ctx.idempotencyKey`
+   * (a remote API) to make that side effect exactly-once.
+   */
+  async step<T>(name: string, fn: (ctx: StepContext) => T | Promise<T>): Promise<T> {
+    checkName(name);
+    const journal = await this.journal();
+    const { position, entry } = journal.next(name);
+    if (entry) return entry.value as T;
+    const tx = journal.redis.multi();
+    const result = await fn({ idempotencyKey: `${this.jid}:${name}`, tx });
+    const value = result === undefined ? undefined : (JSON.parse(JSON.stringify(result)) as JsonValue);
+    await journal.record(name, position, "v", value, tx);
+    return value as T;
+  }
+
+  /** Ends this execution and runs the job again in `seconds`, skipping the steps done. */
+  sleep(seconds: number): Promise<void> {
+    if (!Number.isFinite(seconds) || seconds < 0)
+      throw new ArgumentError(`sleep(seconds) needs a number of seconds >= 0, got ${String(seconds)}`);
+    return this.sleepUntilMs(Date.now() + seconds * 1000, `sleep:${++this.sleeps}`);
+  }
+
+  /** As sleep(), until `date` (a Date or epoch milliseconds). */
+  sleepUntil(date: Date | number, name?: string): Promise<void> {
+    const ms = typeof date === "number" ? date : date.getTime();
+    if (!Number.isFinite(ms)) throw new ArgumentError(`sleepUntil(date) needs a valid Date, got ${String(date)}`);
+    return this.sleepUntilMs(ms, name ?? `sleep:${++this.sleeps}`);
+  }
+
+  /**
+   * Parks the job (no slot held) until `signal(event, data)` is sent from any process, and returns the
+   * data; throws EventTimeoutError after `timeout` seconds. A signal sent before the wait starts is kept
+   * (7 days by default) and returned at once.
+   */
+  async waitFor<T = JsonValue>(event: string, options: WaitForOptions): Promise<T> {
+    checkEvent(event);
+    const timeout = options?.timeout;
+    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0)
+      throw new ArgumentError(`waitFor("${event}", { timeout }) needs a timeout in seconds >= 0`);
+    const name = options.name ?? `waitFor:${event}`;
+    checkName(name);
+    const journal = await this.journal();
+    const { position, entry } = journal.next(name);
+    if (entry) return this.waited(event, entry.kind, entry.value) as T;
+    const now = Date.now() / 1000;
+    const [status, data] = await journal.redis.durablePark(
+      journal.key,
+      durableSignalKey(event),
+      durableWaitersKey(event),
+      SCHEDULE,
+      this.jid,
+      name,
+      position,
+      JSON.stringify(this.payload),
+      Math.ceil(now + timeout),
+      now,
+      journal.ttlSeconds,
+      event,
+    );
+    if (status === "parked") throw new Suspended("parked");
+    if (status === "timeout") return this.waited(event, "t", undefined) as T;
+    return parseEntry(journal.key, `s:${name}`, `${position}|v|${data ?? ""}`).value as T;
+  }
+
+  private waited(event: string, kind: string, value: JsonValue | undefined): JsonValue | undefined {
+    if (kind === "t")
+      throw new EventTimeoutError(event, `no signal for "${event}" came before the wait's timeout (job ${this.jid})`);
+    return value;
+  }
+
+  private async sleepUntilMs(untilMs: number, name: string): Promise<void> {
+    checkName(name);
+    const journal = await this.journal();
+    const { position, entry } = journal.next(name);
+    const until = entry ? Number(entry.value) : Math.ceil(untilMs / 1000);
+    if (Date.now() / 1000 >= until) {
+      if (!entry) await journal.record(name, position, "u", until);
+      return;
+    }
+    // The record and the re-push in one MULTI: never one without the other.
+    const tx = journal.redis.multi().zadd(SCHEDULE, until, JSON.stringify(this.payload));
+    if (entry) {
+      const results = await tx.exec();
+      for (const [error] of results ?? []) if (error) throw error;
+    } else {
+      await journal.record(name, position, "u", until, tx);
+    }
+    throw new Suspended("sleeping");
+  }
+
+  /** The journal the plug-in loaded for this run, or one loaded now (the job runs without the plug-in). */
+  private async journal(): Promise<Journal> {
+    if (!this.jid) throw new ArgumentError("a durable job needs a jid: run it through a worker or set `jid` first");
+    if (!this[JOURNAL]) {
+      const journal = new Journal(defaultClient().redis, this.jid, (this.constructor as typeof DurableJob).journalTtl);
+      await journal.load();
+      this[JOURNAL] = journal;
+    }
+    return this[JOURNAL];
+  }
+}
+
+function checkName(name: string): void {
+  if (typeof name !== "string" || name === "" || name.length > 200)
+    throw new ArgumentError(`a step needs a name of 1 to 200 characters, got ${JSON.stringify(name)}`);
+}
+
+function checkEvent(event: string): void {
+  if (typeof event !== "string" || event === "" || event.length > 500)
+    throw new ArgumentError(`an event needs a name of 1 to 500 characters, got ${JSON.stringify(event)}`);
+}

@@ -1,0 +1,43 @@
+/**
+ * `signal(event, data)`: wakes the durable jobs waiting on `event` (DurableJob#waitFor) and keeps the
+ * data for jobs that start waiting later, from any process that can reach the Redis.
+ */
+import type { Redis } from "ioredis";
+import { defaultClient } from "../../client/defaultClient.js";
+import { ArgumentError } from "../../wire/errors.js";
+import { DURABLE_PREFIX, SCHEDULE, durableSignalKey, durableWaitersKey } from "../../wire/keys.js";
+import { defineScripts } from "../../platform/redis/scripts.js";
+import type { JsonValue } from "../../wire/payload.js";
+
+export interface SignalOptions {
+  /** Seconds the signal is kept for waits that start later (default 7 days). */
+  retention?: number;
+  /** The Redis to signal on (default: the default client's). */
+  redis?: Redis;
+}
+
+/** Seconds a signal is kept for later waits. */
+export const SIGNAL_RETENTION = 7 * 24 * 60 * 60;
+
+/** Resolves to how many parked jobs were woken (0 when none waits yet: the signal is kept for them). */
+export async function signal(event: string, data: JsonValue = null, options: SignalOptions = {}): Promise<number> {
+  if (typeof event !== "string" || event === "" || event.length > 500)
+    throw new ArgumentError(
+      `signal(event, data) needs an event name of 1 to 500 characters, got ${JSON.stringify(event)}`,
+    );
+  const retention = options.retention ?? SIGNAL_RETENTION;
+  if (!Number.isInteger(retention) || retention < 1)
+    throw new ArgumentError(`signal's retention is whole seconds >= 1, got ${String(retention)}`);
+  const text = JSON.stringify(data);
+  if (text === undefined) throw new ArgumentError(`signal("${event}", data): data must be JSON (got ${typeof data})`);
+  const redis = options.redis ? defineScripts(options.redis) : defaultClient().redis;
+  return redis.durableSignal(
+    durableSignalKey(event),
+    durableWaitersKey(event),
+    SCHEDULE,
+    text,
+    retention,
+    DURABLE_PREFIX,
+    event,
+  );
+}
