@@ -26,7 +26,6 @@ import {
   type GroupWorkers,
 } from "../cluster/groups.js";
 import { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
-import type { QueueSpec } from "../platform/config/options.js";
 import { exitOnOptionError } from "../options/workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
 import { startClusterMetrics } from "../metrics/serve.js";

@@ -20,7 +20,7 @@ import {
   type CliIO,
 } from "./common.js";
 import { NotFoundError } from "./actions.js";
-import { argsText, clip, delimit, duration, megabytes, relative, table, utcTime, visible } from "./format.js";
+import { clip, delimit, duration, megabytes, relative, table, utcTime, visible } from "./format.js";
 import { processJson, workJson } from "./views.js";
 
 interface Flags {

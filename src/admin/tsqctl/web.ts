@@ -42,12 +42,10 @@ async function web(flags: WebFlags, io: CliIO): Promise<void> {
   // On a sharded Redis (config shards:, no --redis-url or --shard), every shard: the default at the
   // root, the others under /shards/<name>/.
   const shards = everyShard(flags, io);
-  const others = (shards ?? [])
-    .slice(1)
-    .map(({ shard, url: shardUrl }) => ({
-      name: shard,
-      redis: connect(shardUrl, { name: "tsqctl", commandTimeoutMs: WEB_REDIS_DEADLINE_MS }),
-    }));
+  const others = (shards ?? []).slice(1).map(({ shard, url: shardUrl }) => ({
+    name: shard,
+    redis: connect(shardUrl, { name: "tsqctl", commandTimeoutMs: WEB_REDIS_DEADLINE_MS }),
+  }));
   await withRedis(shards?.[0]?.url ?? url, async (redis) => {
     const server = new WebServer({
       redis,
