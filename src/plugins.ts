@@ -18,6 +18,7 @@
  *   over-limit-reschedule  around perform only, inside every middleware
  *   activejob              finds the class a Rails wrapper names
  *   cron                   a service: the periodic-job leader
+ *   reliable-push          a write path under every push (holds writes while Redis is away), not in a chain
  */
 import type { Plugin } from "./server/plugin.js";
 import { tracing } from "./features/tracing/plugin.js";
@@ -34,6 +35,7 @@ import { uniqueJobs } from "./features/locks/enterprise-unique-jobs/plugin.js";
 import { deduplication } from "./features/locks/gitlab-deduplication/plugin.js";
 import { activeJob } from "./features/activejob/plugin.js";
 import { cron } from "./features/cron/plugin.js";
+import { reliablePush } from "./features/flow/reliable-push/plugin.js";
 
 /** A fresh copy of the built-in list, in chain order (callers may filter or extend it). */
 export function builtinPlugins(): Plugin[] {
@@ -53,5 +55,6 @@ export function builtinPlugins(): Plugin[] {
     overLimitReschedule,
     activeJob,
     cron,
+    reliablePush,
   ];
 }

@@ -3,7 +3,6 @@
  * `Client#push` does (immediate: `SADD queues` + `LPUSH queue:<q>` with `enqueued_at`; scheduled:
  * `ZADD schedule <float seconds>` without `at`), pipelined in one round trip.
  */
-import { resolveReliablePush, type ReliablePushOptions, type ReliablePushSettings } from "./reliablePush/settings.js";
 import { ArgumentError, ConcurrencyLimitFullError } from "../wire/errors.js";
 import { DEFAULT_SHARD, type ShardMap } from "../platform/shards/ShardMap.js";
 import { JobWriter } from "./JobWriter.js";
@@ -47,7 +46,7 @@ export interface ClientOptions {
    * Hold pushes in memory (bounded, in order) while Redis is unreachable and write them when it is back
    * (docs/flow-control.md#reliable-push). Default: TSQ_RELIABLE_PUSH, else off.
    */
-  reliablePush?: ReliablePushOptions | boolean;
+  reliablePush?: { maxBuffered?: number; closeTimeoutMs?: number } | boolean;
   /**
    * Jobs of concurrency-limited classes are parked or given a slot at push (docs/concurrency-limits.md):
    * most jobs a class may have parked (default 10,000) and seconds a slot granted at push waits for its
@@ -100,7 +99,8 @@ export class Client {
   readonly redis: TsqRedis;
   private readonly home: JobWriter;
   private readonly shards: { map: ShardMap; home: string; writers: Map<string, JobWriter> } | undefined;
-  private readonly reliable: ReliablePushSettings | undefined;
+  /** True when a plug-in's write path (reliable push) holds writes while Redis is away. */
+  private readonly holdsWrites: boolean;
   private readonly format: TimestampFormat;
   private readonly version: 6 | 7 | 8;
   private readonly sizeLimits: SizeLimits;
@@ -113,20 +113,20 @@ export class Client {
 
   constructor(options: ClientOptions = {}) {
     this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
-    this.reliable = resolveReliablePush(options.reliablePush);
-    this.lazyConnect = options.lazyConnect === true && this.reliable === undefined;
     this.commandTimeoutMs = options.commandTimeoutMs;
     this.plugins = options.plugins ?? defaultPlugins();
-    const settings = { concurrencyLimits: options.concurrencyLimits ?? {} };
+    const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
     this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings }) ?? []);
+    this.holdsWrites = this.hooks.some((hook) => hook.writePath);
+    this.lazyConnect = options.lazyConnect === true && !this.holdsWrites;
     for (const hook of [...this.hooks].reverse()) if (hook.middleware) this.pluginChain.add(hook.middleware);
     if (typeof options.redis === "object") {
       // A connection made elsewhere gets tsq's scripts too (defining them again is harmless).
       this.redis = defineScripts(options.redis);
-      this.home = new JobWriter(this.redis, false, this.reliable, this.hooks);
+      this.home = new JobWriter(this.redis, false, this.hooks);
     } else {
       this.redis = this.open(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl);
-      this.home = new JobWriter(this.redis, true, this.reliable, this.hooks);
+      this.home = new JobWriter(this.redis, true, this.hooks);
     }
     if (options.shards?.map.sharded) {
       const home = options.shards.home ?? DEFAULT_SHARD;
@@ -281,7 +281,7 @@ export class Client {
       autoPipelining: false,
       ...(this.lazyConnect ? { lazy: true } : {}),
       // Reliable push holds a push made while Redis is away instead of letting it wait in ioredis.
-      ...(this.reliable ? { offlineQueue: false } : {}),
+      ...(this.holdsWrites ? { offlineQueue: false } : {}),
       ...(this.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: this.commandTimeoutMs }),
     });
   }
@@ -293,7 +293,7 @@ export class Client {
     const shard = map.shardOf(queue);
     let writer = writers.get(shard);
     if (writer === undefined) {
-      writer = new JobWriter(this.open(map.urlOf(shard)), true, this.reliable, this.hooks);
+      writer = new JobWriter(this.open(map.urlOf(shard)), true, this.hooks);
       writers.set(shard, writer);
     }
     return writer;
@@ -314,7 +314,7 @@ export class Client {
     const redis = this.redisFor(job.queue);
     const diverted = this.diverted?.active === true;
     // Fake and inline test modes never touch Redis; reliable push holds the job itself.
-    if (!diverted && redis.status !== "ready" && this.reliable === undefined && this.connectTimeoutMs > 0)
+    if (!diverted && redis.status !== "ready" && !this.holdsWrites && this.connectTimeoutMs > 0)
       await whenReachable(
         redis,
         this.connectTimeoutMs,

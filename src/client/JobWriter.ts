@@ -1,21 +1,20 @@
 /**
  * The write half of a Client, one per Redis it pushes to (one per shard, src/platform/shards): prepared jobs go
- * out in one pipelined round trip, through reliable push's buffer when it is on, with batch members
+ * out in one pipelined round trip, through a plug-in's write path when one has it (reliable push), with batch members
  * joined first (plug-ins' `beforeWrite`). A failover error reconnects and retries once. Jobs a plug-in
  * claimed (`alternateWrite`: concurrency admission) are written by it instead of LPUSHed.
  */
 import { ConcurrencyLimitFullError, EnqueueError } from "../wire/errors.js";
-import type { AlternateWrite, ClientHooks, PreparedJob, UndoWrite } from "./plugin.js";
+import type { AlternateWrite, ClientHooks, PreparedJob, UndoWrite, WritePath } from "./plugin.js";
 import { QUEUES, SCHEDULE, queueKey } from "../wire/keys.js";
 import type { JobPayload } from "../wire/payload.js";
 import { isFailoverError, type TsqRedis } from "../platform/redis/connection.js";
 import { explainRedisError } from "../platform/redis/errors.js";
-import { PushBuffer } from "./reliablePush/PushBuffer.js";
-import type { ReliablePushSettings } from "./reliablePush/settings.js";
 import { formatSeconds } from "../wire/timestamps.js";
 
 export class JobWriter {
-  private readonly buffer: PushBuffer | undefined;
+  /** A plug-in's write path (reliable push), if any. */
+  private readonly path: WritePath | undefined;
   private readonly beforeWrite: NonNullable<ClientHooks["beforeWrite"]>[];
   private readonly alternates: AlternateWrite[];
 
@@ -23,24 +22,22 @@ export class JobWriter {
   constructor(
     readonly redis: TsqRedis,
     private readonly owned: boolean,
-    reliable: ReliablePushSettings | undefined,
     hooks: readonly ClientHooks[],
   ) {
     this.beforeWrite = hooks.flatMap((hook) => (hook.beforeWrite ? [hook.beforeWrite.bind(hook)] : []));
     this.alternates = hooks.flatMap((hook) => (hook.alternateWrite ? [hook.alternateWrite] : []));
-    if (reliable)
-      this.buffer = new PushBuffer(
-        redis,
-        (entries) => this.rawPush(entries),
-        reliable,
-        (job) =>
-          this.alternates.flatMap((alternate) => (alternate.owns(job) ? (alternate.landingLists?.(job) ?? []) : [])),
-      );
+    const pathHook = hooks.find((hook) => hook.writePath);
+    this.path = pathHook?.writePath?.(
+      redis,
+      (entries) => this.rawPush(entries),
+      (job) =>
+        this.alternates.flatMap((alternate) => (alternate.owns(job) ? (alternate.landingLists?.(job) ?? []) : [])),
+    );
   }
 
-  /** Jobs held in memory by reliable push, waiting for Redis. */
+  /** Jobs held in memory by a write path (reliable push), waiting for Redis. */
   get buffered(): number {
-    return this.buffer?.size ?? 0;
+    return this.path?.heldJobs ?? 0;
   }
 
   async write(entries: PreparedJob[]): Promise<void> {
@@ -55,7 +52,7 @@ export class JobWriter {
       }
     }
     try {
-      await (this.buffer ? this.buffer.push(entries) : this.rawPush(entries));
+      await (this.path ? this.path.push(entries) : this.rawPush(entries));
     } catch (error) {
       // Refused by a full parked list: only those jobs were not written.
       const jids = error instanceof ConcurrencyLimitFullError ? error.jids : undefined;
@@ -64,9 +61,9 @@ export class JobWriter {
     }
   }
 
-  /** Lets reliable push's buffer land, then closes the connection if this writer opened it. */
+  /** Lets a write path's held jobs land, then closes the connection if this writer opened it. */
   async close(): Promise<void> {
-    await this.buffer?.close();
+    await this.path?.close();
     if (this.owned) await this.redis.quit().catch(() => this.redis.disconnect());
   }
 

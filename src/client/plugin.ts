@@ -59,6 +59,19 @@ export interface PushDiversion {
   clearOf(className: string): void;
 }
 
+/**
+ * A path the writes to one Redis take instead of going straight out: reliable push holds them in memory
+ * while Redis is away and writes them when it is back. One per Redis a Client writes to.
+ */
+export interface WritePath {
+  /** Writes the jobs, or holds them; rejects only when they will never be written. */
+  push(entries: PreparedJob[]): Promise<void>;
+  /** Jobs held, not written yet. */
+  readonly heldJobs: number;
+  /** Gives held jobs their chance to land; the Client closes the connection afterwards. */
+  close(): Promise<void>;
+}
+
 /** What a plug-in's client hooks are built from. */
 export interface ClientSetup {
   /** The Client's `concurrencyLimits` option and other per-feature settings, as given. */
@@ -78,6 +91,16 @@ export interface ClientHooks {
   /** Before the write (batch members join their batch first); undefined when nothing to do (no tick). */
   beforeWrite?(redis: TsqRedis, jobs: readonly JobPayload[]): Promise<UndoWrite> | undefined;
   alternateWrite?: AlternateWrite;
+  /**
+   * The path writes take (the first plug-in's that has one). `write` is the plain write; `landingLists`
+   * names other lists a claimed job may have landed in. A Client with such a path opens its connections
+   * without ioredis's offline queue and does not wait for an unconnected Redis: the path holds writes.
+   */
+  writePath?: (
+    redis: TsqRedis,
+    write: (entries: PreparedJob[]) => Promise<void>,
+    landingLists: (job: JobPayload) => string[],
+  ) => WritePath;
 }
 
 /** The part of a plug-in a Client reads. */

@@ -9,7 +9,6 @@
  * first values seen; the rest count as "other".
  */
 import { limiterWaits } from "../features/locks/enterprise-rate-limits/Limiter.js";
-import { bufferedJobs } from "../client/reliablePush/PushBuffer.js";
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { ChangedSamples } from "./ChangedSamples.js";
 import { LabelCap, type CapLogger } from "./LabelCap.js";
@@ -37,7 +36,11 @@ export interface JobMetricsOptions {
   processLabels?: Record<string, string>;
 }
 
-type MetricsContext = Pick<ServerContext, "events" | "state" | "options"> & { logger: CapLogger };
+type MetricsContext = Pick<ServerContext, "events" | "state" | "options"> & {
+  logger: CapLogger;
+  /** The worker's client: its reliable push holds jobs while Redis is away. */
+  client?: { readonly bufferedJobs: number };
+};
 
 /** What a child sends: everything, or only what changed since its last snapshot. */
 export interface MetricsChanges {
@@ -178,12 +181,13 @@ export class JobMetrics {
       ctx.options.capsules.flatMap((c) => c.queues.map((q) => q.name)),
     );
     this.running = new RunningJobs(ctx.state, this.cap);
+    const client = ctx.client;
     new Gauge({
       name: "tsq_push_buffered_jobs",
       help: "Jobs reliable push holds in memory while Redis is unreachable (docs/flow-control.md#reliable-push).",
       registers: [this.registry],
       collect() {
-        this.set(bufferedJobs());
+        this.set(client?.bufferedJobs ?? 0);
       },
     });
     new Gauge({

@@ -16,16 +16,16 @@
  * It keeps its place: held jobs are ordered by when their push began. A connection that hangs without
  * closing is not seen as down.
  */
-import { ConcurrencyLimitFullError, PushBufferFullError } from "../../wire/errors.js";
-import { SCHEDULE, queueKey } from "../../wire/keys.js";
-import { logger as rootLogger, type Logger } from "../../platform/logger.js";
-import type { JobPayload } from "../../wire/payload.js";
-import type { TsqRedis } from "../../platform/redis/connection.js";
-import { deferred, sleep } from "../../platform/util/sleep.js";
+import { ConcurrencyLimitFullError, PushBufferFullError } from "../../../wire/errors.js";
+import { SCHEDULE, queueKey } from "../../../wire/keys.js";
+import { logger as rootLogger, type Logger } from "../../../platform/logger.js";
+import type { JobPayload } from "../../../wire/payload.js";
+import type { TsqRedis } from "../../../platform/redis/connection.js";
+import { deferred, sleep } from "../../../platform/util/sleep.js";
 import type { ReliablePushSettings } from "./settings.js";
-import type { PreparedJob } from "../plugin.js";
+import type { PreparedJob, WritePath } from "../../../client/plugin.js";
 
-export type { PreparedJob } from "../plugin.js";
+export type { PreparedJob } from "../../../client/plugin.js";
 
 interface Held extends PreparedJob {
   /** Order of the push (a counter): held jobs stay sorted by it. */
@@ -46,21 +46,11 @@ const FLUSH_BATCH = 500;
 /** ms between checks of the connection while jobs are held. */
 const READY_POLL_MS = 50;
 
-/** Every open buffer, for the metric and the exit report. */
-const live = new Set<PushBuffer>();
-
-/** Jobs held by every open buffer of this process (the tsq_push_buffered_jobs gauge). */
-export function bufferedJobs(): number {
-  let total = 0;
-  for (const buffer of live) total += buffer.size;
-  return total;
-}
-
-process.on("exit", () => {
-  for (const buffer of live) buffer.reportLeft("the process exited");
-});
-
-export class PushBuffer {
+export class PushBuffer implements WritePath {
+  /** False once closed. */
+  private open = true;
+  /** Whatever ends the process, the jobs still held are named in the log. */
+  private readonly onExit = (): void => this.reportLeft("the process exited");
   /** Held jobs from `head` on: a moving head, so a flush does not shift 10,000 entries per batch. */
   private held: Held[] = [];
   private seq = 0;
@@ -89,12 +79,16 @@ export class PushBuffer {
     private readonly landingLists: (job: JobPayload) => string[] = () => [],
     private readonly logger: Logger = rootLogger(),
   ) {
-    live.add(this);
+    process.on("exit", this.onExit);
     redis.on("close", this.onClose);
   }
 
   get size(): number {
     return this.held.length - this.head;
+  }
+
+  get heldJobs(): number {
+    return this.size;
   }
 
   /** Writes now when Redis is up and nothing is held; holds the jobs otherwise. */
@@ -121,10 +115,11 @@ export class PushBuffer {
    * The caller closes the connection afterwards.
    */
   async close(): Promise<void> {
-    if (!live.has(this)) return;
+    if (!this.open) return;
     const deadline = performance.now() + this.settings.closeTimeoutMs;
     while (this.size > 0 && performance.now() < deadline) await sleep(READY_POLL_MS);
-    live.delete(this);
+    this.open = false;
+    process.off("exit", this.onExit);
     this.redis.off("close", this.onClose);
     this.reportLeft("the client was closed");
     this.closing.abort();
@@ -143,7 +138,7 @@ export class PushBuffer {
   }
 
   private hold(entries: PreparedJob[], seq: number, uncertain: boolean): void {
-    if (this.closing.signal.aborted || !live.has(this))
+    if (this.closing.signal.aborted || !this.open)
       throw new PushBufferFullError("the client is closed: the job was not enqueued");
     if (this.size + entries.length > this.settings.maxBuffered) {
       const first = entries[0]!.job;

@@ -5,12 +5,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Client } from "../../../src/client/Client.js";
-import { PushBufferFullError } from "../../../src/wire/errors.js";
-import { resolveReliablePush } from "../../../src/client/reliablePush/settings.js";
-import { useRedis } from "../../helpers/redis.js";
-import { TEST_JOBS, eventually, startTsq } from "../../helpers/tsqProcess.js";
-import { sleep } from "../../../src/platform/util/sleep.js";
+import { Client } from "../../../../src/client/Client.js";
+import { PushBufferFullError } from "../../../../src/wire/errors.js";
+import { resolveReliablePush } from "../../../../src/features/flow/reliable-push/settings.js";
+import { useRedis } from "../../../helpers/redis.js";
+import { TEST_JOBS, eventually, startTsq } from "../../../helpers/tsqProcess.js";
+import { sleep } from "../../../../src/platform/util/sleep.js";
 
 const handle = useRedis();
 

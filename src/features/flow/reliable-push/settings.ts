@@ -3,7 +3,7 @@
  * without the option (the default client, a worker's client) the environment variable
  * TSQ_RELIABLE_PUSH: "true"/"1" for the default bound, or the bound itself (jobs); "false"/"0"/unset: off.
  */
-import { ConfigError } from "../../wire/errors.js";
+import { ConfigError } from "../../../wire/errors.js";
 
 export interface ReliablePushOptions {
   /** Most jobs held in memory during an outage; one more throws PushBufferFullError. Default 10,000. */
