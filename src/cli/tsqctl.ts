@@ -9,7 +9,7 @@
 import { addShardOptions, applyShardOption } from "../admin/tsqctl/shards.js";
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { TsqError } from "../wire/errors.js";
+import { RedisUnreachableError, TsqError } from "../wire/errors.js";
 import { redactText, registerArgvSecrets, registerUrlSecrets } from "../platform/secrets.js";
 import { addJsonOption, addRedisUrlOption, processIO, UsageError, type CliIO } from "../admin/tsqctl/common.js";
 import { registerActions } from "../admin/tsqctl/actions.js";
@@ -101,7 +101,8 @@ function report(error: unknown, prefix: string, io: CliIO): number {
   // Commander has already printed its message (and the usage); --help and --version exit with 0.
   if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof UsageError || error instanceof TsqError) {
+  // Redis away is not a usage mistake: the command was right, try again later (exit 1).
+  if ((error instanceof UsageError || error instanceof TsqError) && !(error instanceof RedisUnreachableError)) {
     io.err(`${prefix}: ${message}\n(run '${prefix} --help' for usage)\n`);
     return EXIT_USAGE;
   }

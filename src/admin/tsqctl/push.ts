@@ -119,6 +119,7 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
       redis,
       router,
       commandTimeoutMs: CONNECT_TIMEOUT_MS,
+      connectTimeout: CONNECT_TIMEOUT_MS / 1000,
       ...(map?.sharded ? { shards: { map } } : {}),
     });
     try {

@@ -3,6 +3,7 @@
  * see redisUrl.ts); they are never logged in clear (see `redactUrl`).
  */
 import { Redis, type RedisOptions } from "ioredis";
+import { RedisUnreachableError } from "../../wire/errors.js";
 import { logger } from "../logger.js";
 import { registerUrlSecrets } from "../secrets.js";
 import { watchPrimary } from "./primaryWatch.js";
@@ -104,6 +105,7 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
  */
 export function isUnreachable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
+  if (error instanceof RedisUnreachableError) return true;
   // A client's push error wraps the connection's (its `cause`).
   return (
     /^(Command timed out|Connection is closed|Stream isn't writeable)/.test(error.message) || isUnreachable(error.cause)
