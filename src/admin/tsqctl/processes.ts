@@ -20,7 +20,7 @@ import {
   type CliIO,
 } from "./common.js";
 import { NotFoundError } from "./actions.js";
-import { clip, counted, delimit, duration, megabytes, relative, table, utcTime, visible } from "./format.js";
+import { clip, counted, duration, megabytes, relative, table, utcTime, visible } from "./format.js";
 import { processJson, workJson } from "./views.js";
 
 interface Flags {
@@ -63,7 +63,9 @@ async function processes(flags: Flags, io: CliIO): Promise<void> {
     });
   }
   const now = nowSeconds();
-  const lines = [`${counted(list.length, "process", "processes")}, ${counted(totalConcurrency, "slot")}, ${megabytes(totalRssKb)} RSS`];
+  const lines = [
+    `${counted(list.length, "process", "processes")}, ${counted(totalConcurrency, "slot")}, ${megabytes(totalRssKb)} RSS`,
+  ];
   for (const p of list) {
     const about = [
       `${p.identity} ${processTags(p)}`.trimEnd(),

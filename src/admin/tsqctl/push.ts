@@ -132,7 +132,9 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
       const shard = map.shardOf(normalizeItem(item, router ?? currentRouter(), "seconds").queue);
       const reason = refused ? (/^cannot reach Redis at \S+: (.*?) \(waited/.exec(error.message)?.[1] ?? "") : "";
       const seconds = CONNECT_TIMEOUT_MS / 1000;
-      const why = refused ? `${reason || "no connection"} (no connection within ${seconds} s)` : `no answer within ${seconds} s`;
+      const why = refused
+        ? `${reason || "no connection"} (no connection within ${seconds} s)`
+        : `no answer within ${seconds} s`;
       throw unreachable(map.urlOf(shard), `${why}; nothing was written`, shard);
     } finally {
       await client.close();

@@ -281,8 +281,10 @@ export function jobDetails(
           html`<tr>
             <th>${field}</th>
             <td>
-              ${(isTimeField(field) ? stamp(value) : null) ??
-              html`<pre>${typeof value === "string" ? value : JSON.stringify(value, null, 2)}</pre>`}
+              ${
+                (isTimeField(field) ? stamp(value) : null) ??
+                html`<pre>${typeof value === "string" ? value : JSON.stringify(value, null, 2)}</pre>`
+              }
             </td>
           </tr>`,
       )}${extraRow}${
