@@ -256,10 +256,10 @@ describe("listings and errors", () => {
       retries,
       /^retry set: 2 entries, newest first\nJID\s+CLASS\s+QUEUE\s+ARGS\s+NEXT RETRY\s+RETRIES\s+ERROR\nr2\s+HardJob\s+default\s+\["r2"\]\s+.*\s+3\s+RuntimeError: boom\n\(1 more; use --limit or --grep\)\n$/,
     );
-    assert.match(await ok(["dead"]), /^dead set: 1 entries.*\n.*DIED.*\nd1 /);
+    assert.match(await ok(["dead"]), /^dead set: 1 entry.*\n.*DIED.*\nd1 /);
     assert.match(
       await ok(["scheduled", "--grep", "s1"]),
-      /^scheduled set: 1 entries, 1 shown matching "s1", newest first\n.*RUNS.*\ns1\s+HardJob\s+default\s+\["s1"\]\s+in /,
+      /^scheduled set: 1 entry, 1 shown matching "s1", newest first\n.*RUNS.*\ns1\s+HardJob\s+default\s+\["s1"\]\s+in /,
     );
   });
 
