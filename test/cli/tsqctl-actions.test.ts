@@ -157,11 +157,11 @@ describe("delete and clear", () => {
     );
     assert.equal(await redis.redis.zcard(RETRY), 2);
     assert.equal(await ok(["clear", "retry", "--yes"]), "cleared the retry set (2 jobs)\n");
-    assert.equal(await ok(["clear", "dead", "--yes"]), "cleared the dead set (1 jobs)\n");
-    assert.equal(await ok(["clear", "schedule", "--yes"]), "cleared the scheduled set (1 jobs)\n");
+    assert.equal(await ok(["clear", "dead", "--yes"]), "cleared the dead set (1 job)\n");
+    assert.equal(await ok(["clear", "schedule", "--yes"]), "cleared the scheduled set (1 job)\n");
     assert.equal(await ok(["clear", "default", "--yes"]), "cleared the queue default (2 jobs)\n");
     assert.deepEqual(await redis.redis.smembers(QUEUES), ["retry"]);
-    assert.equal(await ok(["clear", "queue:retry", "--yes"]), "cleared the queue retry (1 jobs)\n");
+    assert.equal(await ok(["clear", "queue:retry", "--yes"]), "cleared the queue retry (1 job)\n");
     assert.equal(await redis.redis.dbsize(), 0);
   });
 });
@@ -249,17 +249,17 @@ describe("listings and errors", () => {
     );
     assert.match(
       await ok(["queue", "low"]),
-      /^queue low: 1 jobs, latency .*\nJID\s+CLASS\s+ARGS\s+ENQUEUED\n[0-9a-f]{24}\s+NewJob\s+\[7\]\s+.* ago\n$/,
+      /^queue low: 1 job, latency .*\nJID\s+CLASS\s+ARGS\s+ENQUEUED\n[0-9a-f]{24}\s+NewJob\s+\[7\]\s+.* ago\n$/,
     );
     const retries = await ok(["retries", "--limit", "1"]);
     assert.match(
       retries,
       /^retry set: 2 entries, newest first\nJID\s+CLASS\s+QUEUE\s+ARGS\s+NEXT RETRY\s+RETRIES\s+ERROR\nr2\s+HardJob\s+default\s+\["r2"\]\s+.*\s+3\s+RuntimeError: boom\n\(1 more; use --limit or --grep\)\n$/,
     );
-    assert.match(await ok(["dead"]), /^dead set: 1 entries.*\n.*DIED.*\nd1 /);
+    assert.match(await ok(["dead"]), /^dead set: 1 entry.*\n.*DIED.*\nd1 /);
     assert.match(
       await ok(["scheduled", "--grep", "s1"]),
-      /^scheduled set: 1 entries, 1 shown matching "s1", newest first\n.*RUNS.*\ns1\s+HardJob\s+default\s+\["s1"\]\s+in /,
+      /^scheduled set: 1 entry, 1 shown matching "s1", newest first\n.*RUNS.*\ns1\s+HardJob\s+default\s+\["s1"\]\s+in /,
     );
   });
 

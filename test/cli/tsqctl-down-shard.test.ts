@@ -1,8 +1,8 @@
 /**
  * A shard that is down: a port with nothing listening, and a redis-server stopped with SIGSTOP (it
  * accepts connections and never answers). `tsqctl push` to its queue fails within the promised 10 s
- * naming the shard and its URL (no password); `tsqctl stats` shows the healthy shard and marks the down
- * ones.
+ * naming the shard and its URL (no password); `tsqctl stats` and `tsqctl queues` show the healthy shard
+ * and mark the down ones.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -77,4 +77,22 @@ test("a down shard: push fails naming it within 10 s, stats marks it", async (t)
   const text = await tsqctl(["-C", config, "stats"]);
   assert.match(text.out, /frozen\s+unreachable/);
   assert.match(text.out, /gone\s+unreachable/);
+
+  // queues: the healthy shard's queues listed, each down shard marked, not a failure of the whole.
+  await redis.redis.lpush("queue:alive", JSON.stringify({ class: "X", args: [], jid: "j1", queue: "alive" }));
+  await redis.redis.sadd("queues", "alive");
+  const queues = await tsqctl(["-C", config, "queues"]);
+  assert.equal(queues.code, 0, queues.err);
+  assert.match(queues.out, /^alive\s+1\s/m, "the healthy shard's queue");
+  assert.match(queues.out, /shard "frozen": unreachable/);
+  assert.match(queues.out, /shard "gone": unreachable/);
+  assert.match(queues.err, /shard "gone"/);
+  assert.ok(!queues.out.includes("s3cret") && !queues.err.includes("s3cret"));
+  const queuesJson = await tsqctl(["-C", config, "queues", "--json"]);
+  assert.equal(queuesJson.code, 0, queuesJson.err);
+  const listed = JSON.parse(queuesJson.out) as { name: string; shard: string }[];
+  assert.deepEqual(
+    listed.map((q) => [q.name, q.shard]),
+    [["alive", "default"]],
+  );
 });

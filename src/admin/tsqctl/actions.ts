@@ -28,7 +28,7 @@ import {
   withRedis,
   type CliIO,
 } from "./common.js";
-import { delimit } from "./format.js";
+import { counted } from "./format.js";
 import { openSet, setLabel, setNamed, targetOf, type Target } from "./sets.js";
 import type { ActionJson } from "./views.js";
 
@@ -91,11 +91,11 @@ async function act(verb: Verb, jid: string | undefined, flags: ActionFlags, io: 
       await confirm(
         io,
         flags.yes,
-        `${verb === "retry" ? "Retry" : "Kill"} all ${delimit(size)} jobs in the ${setLabel(set)}?`,
+        `${verb === "retry" ? "Retry" : "Kill"} all ${counted(size, "job")} in the ${setLabel(set)}?`,
       );
       return verb === "retry" ? retryAllPaced(jobs, flags.pace) : jobs.killAll();
     });
-    const text = `${past} ${delimit(count)} jobs from the ${setLabel(set)}`;
+    const text = `${past} ${counted(count, "job")} from the ${setLabel(set)}`;
     return report(io, flags, { action: verb, target: set, count, ids: [] }, text);
   }
   const url = resolveRedisUrl(flags.redisUrl, io);
@@ -169,14 +169,14 @@ async function clear(targetText: string, flags: ActionFlags, io: CliIO): Promise
   const count = await withRedis(url, async (redis) => {
     const store: JobSet | Queue = target.kind === "set" ? openSet(redis, target.set) : new Queue(redis, target.queue);
     const size = await store.size();
-    await confirm(io, flags.yes, `Clear the ${target.label} (${delimit(size)} jobs)?`);
+    await confirm(io, flags.yes, `Clear the ${target.label} (${counted(size, "job")})?`);
     return store.clear();
   });
   report(
     io,
     flags,
     { action: "clear", target: targetKey(target), count, ids: [] },
-    `cleared the ${target.label} (${delimit(count)} jobs)`,
+    `cleared the ${target.label} (${counted(count, "job")})`,
   );
 }
 

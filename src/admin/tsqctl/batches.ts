@@ -14,7 +14,7 @@ import {
   type CliIO,
 } from "./common.js";
 import { NotFoundError } from "./actions.js";
-import { clip, table, utcTime, visible } from "./format.js";
+import { clip, counted, table, utcTime, visible } from "./format.js";
 
 interface Flags {
   json?: boolean;
@@ -91,7 +91,7 @@ export function registerBatches(program: Command, io: CliIO): void {
       `description  ${status.description}`,
       `state        ${state(status)}`,
       `parent       ${status.parent ?? "-"}`,
-      `total        ${status.total} jobs, ${status.children} child batches`,
+      `total        ${counted(status.total, "job")}, ${counted(status.children, "child batch", "child batches")}`,
       `pending      ${status.pending}   (not run yet: ${status.unrun})`,
       `failures     ${status.failures}`,
       `created      ${time(status.createdAt)}`,

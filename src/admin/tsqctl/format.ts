@@ -29,6 +29,11 @@ export function delimit(n: number): string {
   return Math.trunc(n).toLocaleString("en-US");
 }
 
+/** A count with its noun in the right number: "1 job", "2 jobs", "1,234 entries". */
+export function counted(n: number, singular: string, plural = `${singular}s`): string {
+  return `${delimit(n)} ${Math.trunc(n) === 1 ? singular : plural}`;
+}
+
 /** Seconds as a short human duration: "0.42 s", "12 s", "5 min", "3 h", "2 d". */
 export function duration(seconds: number): string {
   const s = Math.max(seconds, 0);

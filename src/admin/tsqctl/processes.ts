@@ -20,7 +20,7 @@ import {
   type CliIO,
 } from "./common.js";
 import { NotFoundError } from "./actions.js";
-import { clip, delimit, duration, megabytes, relative, table, utcTime, visible } from "./format.js";
+import { clip, counted, duration, megabytes, relative, table, utcTime, visible } from "./format.js";
 import { processJson, workJson } from "./views.js";
 
 interface Flags {
@@ -63,7 +63,9 @@ async function processes(flags: Flags, io: CliIO): Promise<void> {
     });
   }
   const now = nowSeconds();
-  const lines = [`${delimit(list.length)} processes, ${delimit(totalConcurrency)} slots, ${megabytes(totalRssKb)} RSS`];
+  const lines = [
+    `${counted(list.length, "process", "processes")}, ${counted(totalConcurrency, "slot")}, ${megabytes(totalRssKb)} RSS`,
+  ];
   for (const p of list) {
     const about = [
       `${p.identity} ${processTags(p)}`.trimEnd(),
@@ -130,7 +132,7 @@ async function signal(
   const targets = await withRedis(url, async (redis) => {
     const chosen = await chooseTargets(redis, identity);
     if (verb === "stop" && flags.all && chosen.length > 0)
-      await confirm(io, flags.yes, `Stop all ${chosen.length} processes?`);
+      await confirm(io, flags.yes, `Stop all ${counted(chosen.length, "process", "processes")}?`);
     const set = new ProcessSet(redis);
     for (const id of chosen) await set.signal(id, signal);
     return chosen;

@@ -10,6 +10,7 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import { Client, EPOCH_THRESHOLD, type PushItem } from "../../client/Client.js";
 import { verifyStrictArgs } from "../../client/strictArgs.js";
 import { nowSeconds } from "../../wire/timestamps.js";
+import { RedisUnreachableError } from "../../wire/errors.js";
 import { normalizeItem } from "../../client/normalize.js";
 import { currentRouter } from "../../platform/attributes/WorkerRouter.js";
 import {
@@ -125,9 +126,17 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
     try {
       return await client.push(item);
     } catch (error) {
-      if (!map?.sharded || !isUnreachable(error)) throw error;
+      // The client says "unreachable" two ways: a command past its deadline (a Redis that stopped
+      // answering), or RedisUnreachableError when no connection came up in time (nothing listening).
+      const refused = error instanceof RedisUnreachableError;
+      if (!map?.sharded || !(refused || isUnreachable(error))) throw error;
       const shard = map.shardOf(normalizeItem(item, router ?? currentRouter(), "seconds").queue);
-      throw unreachable(map.urlOf(shard), `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`, shard);
+      const reason = refused ? (/^cannot reach Redis at \S+: (.*?) \(waited/.exec(error.message)?.[1] ?? "") : "";
+      const seconds = CONNECT_TIMEOUT_MS / 1000;
+      const why = refused
+        ? `${reason || "no connection"} (no connection within ${seconds} s)`
+        : `no answer within ${seconds} s`;
+      throw unreachable(map.urlOf(shard), `${why}; nothing was written`, shard);
     } finally {
       await client.close();
     }

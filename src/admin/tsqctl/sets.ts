@@ -18,7 +18,7 @@ import {
   withRedis,
   type CliIO,
 } from "./common.js";
-import { clip, delimit, relative, table } from "./format.js";
+import { clip, counted, delimit, relative, table } from "./format.js";
 import { DEFAULT_LIMIT } from "./stats.js";
 import { entryJson } from "./views.js";
 
@@ -100,7 +100,7 @@ async function list(setName: JobSetName, flags: ListFlags, io: CliIO): Promise<v
   if (flags.json) return printJson(io, { set: setName, size, entries: entries.map(entryJson) });
   const matching =
     flags.grep === undefined ? "" : `, ${delimit(entries.length)} shown matching ${JSON.stringify(flags.grep)}`;
-  io.out(`${SET_LABELS[setName]}: ${delimit(size)} entries${matching}, newest first\n`);
+  io.out(`${SET_LABELS[setName]}: ${counted(size, "entry", "entries")}${matching}, newest first\n`);
   if (entries.length === 0) return;
   const now = nowSeconds();
   const rows = entries.map((e) => [

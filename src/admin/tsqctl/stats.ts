@@ -16,7 +16,7 @@ import {
   withRedis,
   type CliIO,
 } from "./common.js";
-import { clip, delimit, duration, relative, table } from "./format.js";
+import { clip, counted, delimit, duration, relative, table, visible } from "./format.js";
 import { jobJson, statsJson, type QueueJson, type StatsJson } from "./views.js";
 import { everyShard, queueUrl, shardMap, sumStats, type ShardFlags } from "./shards.js";
 
@@ -70,7 +70,9 @@ async function stats(flags: JsonFlags & ShardFlags & { days: number }, io: CliIO
   const rows: [string, string][] = [
     ["Processed", delimit(json.processed)],
     ["Failed", delimit(json.failed)],
-    ["Busy", delimit(json.workers_size)],
+    // Processes write their busy count and work hash only at each heartbeat (heartbeat_interval, 10 s by
+    // default): there is no fresher figure in Redis to read, so the label says how old it may be.
+    ["Busy (at last heartbeat)", delimit(json.workers_size)],
     ["Enqueued", delimit(json.enqueued)],
     ["Retries", delimit(json.retry_size)],
     ["Scheduled", delimit(json.scheduled_size)],
@@ -127,17 +129,31 @@ export async function queueSummaries(queues: Queue[]): Promise<QueueJson[]> {
 
 async function queues(flags: JsonFlags & ShardFlags, io: CliIO): Promise<void> {
   const shards = everyShard(flags, io);
-  const read = (url: string) => withRedis(url, async (redis) => queueSummaries(await Queue.all(redis)));
-  const summaries: (QueueJson & { shard?: string })[] =
-    shards === undefined
-      ? await read(resolveRedisUrl(flags.redisUrl, io))
-      : (
-          await Promise.all(
-            shards.map(async ({ shard, url }) => (await read(url)).map((queue) => ({ ...queue, shard }))),
-          )
-        ).flat();
+  const read = (url: string, shard?: string) =>
+    withRedis(url, async (redis) => queueSummaries(await Queue.all(redis)), shard);
+  let summaries: (QueueJson & { shard?: string })[];
+  let down: [string, string][] = [];
+  if (shards === undefined) {
+    summaries = await read(resolveRedisUrl(flags.redisUrl, io));
+  } else {
+    // As `stats`: a shard that is down is reported, not fatal; the others' queues are still listed.
+    const perShard = await Promise.all(
+      shards.map(async ({ shard, url }) => {
+        try {
+          return { shard, queues: (await read(url, shard)).map((queue) => ({ ...queue, shard })) };
+        } catch (error) {
+          if (!(error instanceof RedisUnavailableError)) throw error;
+          return { shard, queues: [], error: error.message };
+        }
+      }),
+    );
+    summaries = perShard.flatMap((r) => r.queues);
+    down = perShard.flatMap((r) => (r.error === undefined ? [] : [[r.shard, r.error] as [string, string]]));
+    for (const [, message] of down) io.err(`tsqctl queues: ${message}; its queues are left out\n`);
+  }
   if (flags.json) return printJson(io, summaries);
-  if (summaries.length === 0) return io.out("no queues\n");
+  const marks = down.map(([shard]) => `shard "${visible(shard)}": unreachable, its queues are not listed\n`).join("");
+  if (summaries.length === 0) return io.out(`no queues\n${marks}`);
   const rows = summaries.map((q) => [
     q.name,
     delimit(q.size),
@@ -146,7 +162,7 @@ async function queues(flags: JsonFlags & ShardFlags, io: CliIO): Promise<void> {
     ...(shards ? [q.shard ?? ""] : []),
   ]);
   const header = ["QUEUE", "SIZE", "LATENCY", "PAUSED", ...(shards ? ["SHARD"] : [])];
-  io.out(`${table(header, rows, new Set([1, 2])).join("\n")}\n`);
+  io.out(`${table(header, rows, new Set([1, 2])).join("\n")}\n${marks}`);
 }
 
 async function queue(name: string, flags: JsonFlags & ShardFlags & { limit: number }, io: CliIO): Promise<void> {
@@ -167,7 +183,7 @@ async function queue(name: string, flags: JsonFlags & ShardFlags & { limit: numb
     });
   }
   const now = nowSeconds();
-  io.out(`queue ${queueName}: ${delimit(result.size)} jobs, latency ${duration(result.latency)}, newest first\n`);
+  io.out(`queue ${queueName}: ${counted(result.size, "job")}, latency ${duration(result.latency)}, newest first\n`);
   if (result.jobs.length === 0) return;
   const rows = result.jobs.map((job) => [
     job.jid ?? "-",
@@ -182,7 +198,9 @@ async function queue(name: string, flags: JsonFlags & ShardFlags & { limit: numb
 export function registerStats(program: Command, io: CliIO): void {
   const statsCommand = program
     .command("stats")
-    .description("processed/failed counters, set sizes, busy jobs, and daily history (Sidekiq::Stats)")
+    .description(
+      "processed/failed counters, set sizes, busy jobs (as of each process's last heartbeat, every 10 s by default), and daily history (Sidekiq::Stats)",
+    )
     .option("--days <n>", "days of history, newest first (default 7)", positiveInteger("--days"), 7);
   addRedisUrlOption(addJsonOption(statsCommand)).action((flags: JsonFlags & ShardFlags & { days: number }) =>
     stats(flags, io),

@@ -17,6 +17,7 @@ import { html } from "./html.js";
 import { layout } from "./layout.js";
 import { match } from "./routes.js";
 import { PacedRetries } from "./PacedRetries.js";
+import { readForm } from "./body.js";
 import { DEFAULT_SHARD } from "../../platform/shards/ShardMap.js";
 import { isUnreachable } from "../../platform/redis/connection.js";
 import {
@@ -55,24 +56,11 @@ export interface WebHandler {
   stop(): Promise<void>;
 }
 
-/** Bytes of a form body read at most (a bulk action of 1,000 keys is ~60 KB). */
-const MAX_BODY = 1024 * 1024;
 const ASSETS: Record<string, string> = {
   "web.js": "text/javascript; charset=utf-8",
   "web.css": "text/css; charset=utf-8",
 };
 const assetDir = new URL("./assets/", import.meta.url);
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw new HttpError(413, "form too large");
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 export function createWebHandler(options: WebOptions): WebHandler {
   const prefix = (options.prefix ?? "").replace(/\/+$/, "");
@@ -123,7 +111,7 @@ export function createWebHandler(options: WebOptions): WebHandler {
     let form = new URLSearchParams();
     if (method === "POST") {
       if (options.readOnly) throw new HttpError(403, "the dashboard is read-only; nothing was changed");
-      form = new URLSearchParams(await readBody(req));
+      form = await readForm(req);
       const refused = csrf.refuse(req, form.get(CSRF_FIELD) ?? undefined);
       if (refused) {
         log().warn({ web: true, user, path }, `web: refused a POST: ${refused}`);

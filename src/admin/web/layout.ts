@@ -7,6 +7,7 @@ import type { StatsSnapshot } from "../api/index.js";
 import type { RequestContext } from "./context.js";
 import { html, type Html, type Interpolated } from "./html.js";
 import { CSRF_FIELD } from "./security.js";
+import { toEpochSeconds } from "../../wire/timestamps.js";
 
 const TABS: [string, string][] = [
   ["Dashboard", "/"],
@@ -128,6 +129,28 @@ export function when(seconds: number | undefined, now = Date.now() / 1000): Html
   if (seconds === undefined || !Number.isFinite(seconds)) return html`<span class="muted">–</span>`;
   const iso = new Date(seconds * 1000).toISOString().replace("T", " ").slice(0, 19);
   return html`<time title="${iso} UTC">${relative(seconds - now)}</time>`;
+}
+
+/** Epoch seconds a stored time may hold (2001 to 2286): a number outside them is shown as it is. */
+const TIME_RANGE = { min: 1e9, max: 1e10 } as const;
+
+/** True for a job field that holds a time: `at` and every `*_at` (`created_at`, `failed_at`, ...). */
+export function isTimeField(name: string): boolean {
+  return name === "at" || name.endsWith("_at");
+}
+
+/**
+ * A stored time (float seconds, Sidekiq 8's integer milliseconds, or either as a string) as
+ * "2026-11-21 12:38:27 UTC (10 d ago)", with the stored value in the title and the exact instant in
+ * `datetime`; null when the value is not a time, so the caller shows it as it is.
+ */
+export function stamp(raw: unknown, now = Date.now() / 1000): Html | null {
+  if (typeof raw !== "number" && typeof raw !== "string") return null;
+  const seconds = toEpochSeconds(raw);
+  if (seconds === undefined || seconds < TIME_RANGE.min || seconds > TIME_RANGE.max) return null;
+  const iso = new Date(seconds * 1000).toISOString();
+  return html`<time datetime="${iso}" title="${String(raw)}">${iso.slice(0, 19).replace("T", " ")} UTC</time>
+    <span class="muted">(${relative(seconds - now)})</span>`;
 }
 
 export function relative(delta: number): string {

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { RETRY } from "../../../src/wire/keys.js";
+import { DEAD, RETRY } from "../../../src/wire/keys.js";
 import { createWebHandler } from "../../../src/admin/web/index.js";
 import { useRedis } from "../../helpers/redis.js";
 import { WebSession, seed } from "./webHelpers.js";
@@ -35,6 +35,42 @@ test("mounted under a path in Express: pages, links, an action and the app's own
     assert.equal(done.location, "/admin/jobs/retries");
     assert.equal(await redis.redis.zcard(RETRY), 0);
     assert.equal((await s.get("/hello")).body, "app route");
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+test("behind express.urlencoded(): the token is read from the body Express already parsed", async () => {
+  await seed(redis.redis);
+  const app = express();
+  // The app parses every form before any route: the request stream is empty when the dashboard sees it.
+  app.use(express.urlencoded());
+  app.use("/admin/jobs", createWebHandler({ redis: redis.redis }));
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const s = new WebSession(base);
+    const [text, score] = await redis.redis.zrange(DEAD, 0, 0, "WITHSCORES");
+    const jid = (JSON.parse(text!) as { jid: string }).jid;
+    const entry = `/admin/jobs/morgue/${score}-${jid}`;
+    const before = await redis.redis.zcard(DEAD);
+
+    const refused = await s.post(entry, [["delete", "1"]]);
+    assert.equal(refused.status, 403, "no token: refused");
+    assert.match(refused.body, /missing CSRF token/);
+    assert.equal(await redis.redis.zcard(DEAD), before, "nothing changed");
+
+    const token = await s.token(entry);
+    const done = await s.post(entry, [
+      ["authenticity_token", token],
+      ["delete", "1"],
+    ]);
+    assert.equal(done.status, 303, done.body);
+    assert.equal(done.location, "/admin/jobs/morgue");
+    assert.equal(await redis.redis.zcard(DEAD), before - 1, "the dead job is deleted");
+    assert.equal(await redis.redis.zscore(DEAD, text!), null);
   } finally {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -7,7 +7,7 @@
 import { ProcessSet, Queue } from "../../api/index.js";
 import { HttpError, intParam, page, redirect, type RequestContext, type RouteResult } from "../context.js";
 import { html, truncate, url } from "../html.js";
-import { button, form, pager, relative } from "../layout.js";
+import { button, form, pager, relative, when } from "../layout.js";
 import { ARGS_PREVIEW } from "./busy.js";
 import { whyWaiting } from "./why.js";
 
@@ -117,7 +117,7 @@ export async function queuePage(ctx: RequestContext): Promise<RouteResult> {
               </td>
               <td><code>${job.jid ?? ""}</code></td>
               <td><code>${truncate(job.argsSummary(), ARGS_PREVIEW)}</code></td>
-              <td>${job.enqueuedAt ? relative(job.enqueuedAt - Date.now() / 1000) : ""}</td>
+              <td>${job.enqueuedAt ? when(job.enqueuedAt) : ""}</td>
               <td>
                 ${form(ctx, `${ctx.base}${path}/delete`, html`<input type="hidden" name="key_val" value="${job.value}" />${button("delete", "Delete", "btn danger")}`)}
               </td>

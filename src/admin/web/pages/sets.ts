@@ -6,7 +6,7 @@
 import { DeadSet, RetrySet, ScheduledSet, type JobSet, type SortedEntry } from "../../api/index.js";
 import { HttpError, intParam, json, page, redirect, type RequestContext, type RouteResult } from "../context.js";
 import { html, truncate, url } from "../html.js";
-import { button, form, pager, when } from "../layout.js";
+import { button, form, isTimeField, pager, stamp, when } from "../layout.js";
 import { ARGS_PREVIEW } from "./busy.js";
 import { paceInput, paceOf, pacedNotice, startPacedRetry } from "./bulk.js";
 
@@ -274,13 +274,18 @@ export function jobDetails(
   return html`<table class="kv">
       <tr>
         <th>${scoreLabel}</th>
-        <td>${when(entry.score)}</td>
+        <td>${stamp(entry.score) ?? when(entry.score)}</td>
       </tr>
       ${Object.entries(entry.item).map(
         ([field, value]) =>
           html`<tr>
             <th>${field}</th>
-            <td><pre>${typeof value === "string" ? value : JSON.stringify(value, null, 2)}</pre></td>
+            <td>
+              ${
+                (isTimeField(field) ? stamp(value) : null) ??
+                html`<pre>${typeof value === "string" ? value : JSON.stringify(value, null, 2)}</pre>`
+              }
+            </td>
           </tr>`,
       )}${extraRow}${
         entry.isObject
