@@ -10,6 +10,7 @@ export class WelcomeEmailJob extends Job {
   }
 
   async perform(email: string): Promise<void> {
-    await this.mailer.send(email, this.jid);
+    const body = await this.mailer.render("welcome", email);
+    await this.mailer.send(email, body, this.jid);
   }
 }

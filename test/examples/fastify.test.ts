@@ -3,7 +3,7 @@
  * plugin starts the worker with the server, a route enqueues, the job runs with the app's mailer, and
  * closing the server stops the worker (its process record leaves Redis).
  */
-import { test, before } from "node:test";
+import { test, before, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -41,8 +41,9 @@ async function until(check: () => Promise<boolean> | boolean, ms = 30_000): Prom
   }
 }
 
-test("a route enqueues, the worker inside the app runs the job with the app's mailer, close stops it", async () => {
+test("a route enqueues, the worker inside the app runs the job with the app's mailer, close stops it", async (t: TestContext) => {
   const app = buildApp({ redis: handle.url });
+  t.after(() => app.close()); // a failed assertion must not leave the worker running
   await app.ready();
   assert.equal(await handle.redis.scard(PROCESSES), 1, "the worker registered when the server got ready");
 

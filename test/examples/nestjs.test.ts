@@ -4,7 +4,7 @@
  * on an instance from Nest's container with the injected Mailer, and closing the application stops the
  * worker (its process record leaves Redis).
  */
-import { test, before } from "node:test";
+import { test, before, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -54,8 +54,9 @@ async function until(check: () => Promise<boolean> | boolean, ms = 30_000): Prom
   }
 }
 
-test("a service enqueues, the worker runs the job with the Mailer Nest injected, close stops it", async () => {
+test("a service enqueues, the worker runs the job with the Mailer Nest injected, close stops it", async (t: TestContext) => {
   const app = await NestFactory.createApplicationContext(example.AppModule.forRoot(handle.url), { logger: false });
+  t.after(() => app.close()); // a failed assertion must not leave the worker running
   await app.init();
   const tsq = app.get<unknown, { identity: string | undefined }>(example.Tsq);
   const identity = tsq.identity;
