@@ -11,7 +11,9 @@ import { workerAttributes, type WorkerAttributes } from "../platform/attributes/
 
 /** Anything with a `perform` method on its prototype; extending `Job` is not required. */
 export interface RunnableClass {
-  new (): { perform(...args: unknown[]): unknown };
+  // Constructor parameters are allowed (dependency injection builds such classes through the worker's
+  // jobFactory); without a factory tsq constructs with none.
+  new (...args: never[]): { perform(...args: unknown[]): unknown };
   readonly name: string;
   readonly jobName?: string;
   readonly options?: JobOptions;
