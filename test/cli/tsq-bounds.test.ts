@@ -53,3 +53,9 @@ test("tsq-cluster -t 3000000 and timeout: .inf exit 2", () => {
   assert.equal(file.status, 2, file.stderr);
   assert.match(file.stderr, /timeout must be a number of seconds above 0 and at most 86400, got Infinity\n$/);
 });
+
+test("tsqctl web --port 70000 exits 2 naming the flag and the range", () => {
+  const result = run("bin/tsqctl.js", ["web", "--port", "70000", "--redis-url", "redis://127.0.0.1:1/0"]);
+  assert.equal(result.status, 2, result.stderr);
+  assert.match(result.stderr, /--port must be a whole number from 0 to 65535\./);
+});
