@@ -6,6 +6,15 @@
  */
 import { ArgumentError } from "../wire/errors.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
+import {
+  BOUNDS,
+  MAX_CONCURRENCY,
+  MAX_QUEUE_WEIGHT,
+  MAX_TIMEOUT,
+  describeBound,
+  showNumber,
+  withinBound,
+} from "../platform/config/bounds.js";
 import type { QueueSpec, WorkerOptions } from "../platform/config/options.js";
 import type { Logger } from "../platform/logger.js";
 import type { Plugin } from "../server/plugin.js";
@@ -37,11 +46,6 @@ export interface WorkerConfig {
   options?: Partial<WorkerOptions>;
 }
 
-/** Most jobs one worker runs at once: beyond this the slots cost memory for no throughput (bounds.ts). */
-const MAX_CONCURRENCY = 10_000;
-/** Longest shutdown wait, seconds: a timer beyond 2^31-1 ms fires at once. */
-const MAX_TIMEOUT = 2_147_483;
-
 export function jobClassesOf(jobs: WorkerConfig["jobs"]): RunnableClass[] {
   if (jobs === null || typeof jobs !== "object")
     throw new ArgumentError("Worker: `jobs` must be an array of job classes or a module's exports");
@@ -65,8 +69,10 @@ function queueSpecs(queues: WorkerConfig["queues"]): QueueSpec[] {
     const [name, weight]: readonly [unknown, unknown] = typeof queue === "string" ? [queue, weighted ? 1 : 0] : queue;
     if (typeof name !== "string" || name.trim() === "" || hasControlCharacter(name))
       throw new ArgumentError(`Worker: queues[${i}] must be a queue name without control characters`);
-    if (typeof weight !== "number" || !Number.isInteger(weight) || weight < 0 || weight > 1000)
-      throw new ArgumentError(`Worker: queues[${i}] weight must be an integer from 0 to 1000, got ${String(weight)}`);
+    if (typeof weight !== "number" || !Number.isInteger(weight) || weight < 0 || weight > MAX_QUEUE_WEIGHT)
+      throw new ArgumentError(
+        `Worker: queues[${i}] weight must be an integer from 0 to ${MAX_QUEUE_WEIGHT}, got ${showNumber(weight)}`,
+      );
     return { name, weight };
   });
 }
@@ -86,14 +92,25 @@ function bounded(name: string, value: number | undefined, min: number, max: numb
     (integer && !Number.isInteger(value))
   )
     throw new ArgumentError(
-      `Worker: \`${name}\` must be ${integer ? "an integer" : "a number"} from ${min} to ${max}, got ${String(value)}`,
+      `Worker: \`${name}\` must be ${integer ? "an integer" : "a number"} from ${min} to ${max}, got ${showNumber(value)}`,
     );
+}
+
+/** The `options` escape hatch gets the same bounds as the config file: a number past one is refused by name. */
+function checkOptionBounds(options: Partial<WorkerOptions> | undefined): void {
+  for (const [name, value] of Object.entries(options ?? {})) {
+    const bound = Object.hasOwn(BOUNDS, name) ? BOUNDS[name as keyof typeof BOUNDS] : undefined;
+    if (bound === undefined || value === undefined || (name === "pollIntervalAverage" && value === null)) continue;
+    if (!withinBound(value, bound))
+      throw new ArgumentError(`Worker: \`options.${name}\` must be ${describeBound(bound)}, got ${showNumber(value)}`);
+  }
 }
 
 /** The Launcher options of a Worker's settings. */
 export function workerOptionsOf(config: WorkerConfig): WorkerOptions {
   bounded("concurrency", config.concurrency, 1, MAX_CONCURRENCY, true);
   bounded("timeout", config.timeout, 0, MAX_TIMEOUT, false);
+  checkOptionBounds(config.options);
   if (config.fetch !== undefined && config.fetch !== "basic" && config.fetch !== "reliable")
     throw new ArgumentError(`Worker: \`fetch\` must be "basic" or "reliable", got ${JSON.stringify(config.fetch)}`);
   const concurrency = config.concurrency ?? DEFAULTS.concurrency;

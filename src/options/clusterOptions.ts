@@ -6,7 +6,7 @@
  */
 import { availableParallelism } from "node:os";
 import { relative } from "node:path";
-import { Command, InvalidArgumentError, Option } from "commander";
+import { Command, Option } from "commander";
 import { checkGroup } from "../cluster/groups.js";
 import { CONCURRENCY_DEFAULTS, type ConcurrencyRule } from "../cluster/concurrency.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
@@ -16,11 +16,9 @@ import { ConfigError } from "../wire/errors.js";
 import { VERSION } from "../wire/version.js";
 import {
   addWorkerFlags,
-  parsePositiveNumber,
+  boundedFlag,
   parseWorkerCommandLine,
   portFlag,
-  positiveIntegerFlag,
-  positiveNumberFlag,
   resolveWorkerFlags,
   UsageError,
   type WorkerFlags,
@@ -114,17 +112,17 @@ export function buildClusterCommand(): Command {
     .option(
       "-m, --max-concurrency <n>",
       `most job slots per child sized from its group (queues + 1), 0 = no maximum (default: config cluster.max_concurrency, else ${CONCURRENCY_DEFAULTS.maxConcurrency}; ignored with -c)`,
-      nonNegativeIntegerFlag,
+      boundedFlag("maxConcurrency"),
     )
     .option(
       "--min-concurrency <n>",
       `fewest job slots per child sized from its group; no effect with -m 0, as in GitLab (default: config cluster.min_concurrency, else ${CONCURRENCY_DEFAULTS.minConcurrency})`,
-      nonNegativeIntegerFlag,
+      boundedFlag("minConcurrency"),
     )
     .option(
       "--processes <n>",
       `children per group (default: config cluster.processes, else 1 per group, or the number of CPUs, ${availableParallelism()} here, without groups)`,
-      positiveIntegerFlag,
+      boundedFlag("processes"),
     )
     .addOption(
       new Option("-d, --dryrun", "print each planned child (queues, weights, concurrency) and exit").conflicts(
@@ -135,12 +133,12 @@ export function buildClusterCommand(): Command {
     .option(
       "--max-memory <MB>",
       "replace a child whose resident memory exceeds this many MB (default: config cluster.max_memory_mb, else no limit)",
-      megabytesFlag,
+      boundedFlag("maxMemoryMb"),
     )
     .option(
       "--hang-threshold <seconds>",
       `replace a child that has not heartbeaten for this long (default: config cluster.hang_threshold, else ${CLUSTER_DEFAULTS.hangThreshold})`,
-      positiveNumberFlag,
+      boundedFlag("hangThreshold"),
     )
     .option(
       "--metrics-port <port>",
@@ -235,15 +233,4 @@ function fileGroups(
     if (!(error instanceof ConfigError) || configFile === undefined) throw error;
     throw new ConfigError(`${relative(cwd, configFile)}: cluster.groups: ${error.message}`);
   }
-}
-
-function nonNegativeIntegerFlag(text: string): number {
-  if (!/^\d+$/.test(text.trim())) throw new InvalidArgumentError("Expected an integer >= 0.");
-  return Number(text);
-}
-
-function megabytesFlag(text: string): number {
-  const value = parsePositiveNumber(text);
-  if (value === undefined) throw new InvalidArgumentError("Expected a number of MB > 0.");
-  return value;
 }

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { DEFAULTS } from "../platform/config/defaults.js";
+import { BOUNDS, describeBound, withinBound, type BoundName } from "../platform/config/bounds.js";
 import {
   duplicateQueue,
   isRedisUrl,
@@ -98,13 +99,13 @@ export function addWorkerFlags(command: Command): Command {
       )
       .option(
         "-c, --concurrency <n>",
-        `job slots of the default capsule (default: TSQ_CONCURRENCY or ${DEFAULTS.concurrency})`,
-        positiveIntegerFlag,
+        `job slots of the default capsule, 1 to ${BOUNDS.concurrency.max} (default: TSQ_CONCURRENCY or ${DEFAULTS.concurrency})`,
+        boundedFlag("concurrency"),
       )
       .option(
         "-t, --timeout <seconds>",
-        `seconds a graceful stop waits for running jobs (default: TSQ_TIMEOUT or ${DEFAULTS.timeout})`,
-        positiveNumberFlag,
+        `seconds a graceful stop waits for running jobs, at most ${BOUNDS.timeout.max} (default: TSQ_TIMEOUT or ${DEFAULTS.timeout})`,
+        boundedFlag("timeout"),
       )
       .option("-C, --config <file>", `YAML config file (default: ${DEFAULT_CONFIG} when present)`)
       .option("-g, --tag <tag>", "process tag shown in the Web UI (default: name of the current directory)")
@@ -222,16 +223,13 @@ function collectQueue(text: string, previous: QueueSpec[] | undefined): QueueSpe
   return [...(previous ?? []), queue];
 }
 
-export function positiveIntegerFlag(text: string): number {
-  const value = parsePositiveInteger(text);
-  if (value === undefined) throw new InvalidArgumentError("Expected a positive integer.");
-  return value;
-}
-
-export function positiveNumberFlag(text: string): number {
-  const value = parsePositiveNumber(text);
-  if (value === undefined) throw new InvalidArgumentError("Expected a number of seconds > 0.");
-  return value;
+/** A flag's number within its entry of BOUNDS; commander's message names the flag, this one the range. */
+export function boundedFlag(name: BoundName): (text: string) => number {
+  return (text) => {
+    const value = parseBounded(text, name);
+    if (value === undefined) throw new InvalidArgumentError(`Expected ${describeBound(BOUNDS[name])}.`);
+    return value;
+  };
 }
 
 export function portFlag(text: string): number {
@@ -240,14 +238,10 @@ export function portFlag(text: string): number {
   return value;
 }
 
-function parsePositiveInteger(text: string): number | undefined {
-  const value = /^\d+$/.test(text.trim()) ? Number(text) : 0;
-  return value > 0 ? value : undefined;
-}
-
-export function parsePositiveNumber(text: string): number | undefined {
-  const value = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : 0;
-  return value > 0 ? value : undefined;
+/** Plain decimal digits only (no "1e9", "0x10" or "Infinity"), then the bound. */
+function parseBounded(text: string, name: BoundName): number | undefined {
+  const value = /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : NaN;
+  return withinBound(value, BOUNDS[name]) ? value : undefined;
 }
 
 function environmentName(env: NodeJS.ProcessEnv): string {
@@ -276,17 +270,18 @@ function readEnvironment(env: NodeJS.ProcessEnv): EnvSettings {
     settings.redisUrl = redisUrl;
   }
   const concurrency = env["TSQ_CONCURRENCY"];
-  if (concurrency)
-    settings.concurrency = envNumber("TSQ_CONCURRENCY", concurrency, parsePositiveInteger, "a positive integer");
+  if (concurrency) settings.concurrency = envNumber("TSQ_CONCURRENCY", concurrency, "concurrency");
   const timeout = env["TSQ_TIMEOUT"];
-  if (timeout) settings.timeout = envNumber("TSQ_TIMEOUT", timeout, parsePositiveNumber, "a number of seconds > 0");
+  if (timeout) settings.timeout = envNumber("TSQ_TIMEOUT", timeout, "timeout");
   return settings;
 }
 
-function envNumber(name: string, text: string, parse: (text: string) => number | undefined, expected: string): number {
-  const value = parse(text);
+function envNumber(variable: string, text: string, name: BoundName): number {
+  const value = parseBounded(text, name);
   if (value === undefined)
-    throw new ConfigError(`${name} must be ${expected}, got ${JSON.stringify(text)}; fix or unset it`);
+    throw new ConfigError(
+      `${variable} must be ${describeBound(BOUNDS[name])}, got ${JSON.stringify(text)}; fix or unset it`,
+    );
   return value;
 }
 

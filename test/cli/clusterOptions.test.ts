@@ -152,22 +152,28 @@ describe("bad flags are UsageErrors, bad settings ConfigErrors", () => {
   test("bad --processes", () => {
     usageError(
       ["--processes", "0"],
-      /^option '--processes <n>' argument '0' is invalid\. Expected a positive integer\.$/,
+      /^option '--processes <n>' argument '0' is invalid\. Expected an integer from 1 to 1024 \(children per group\)\.$/,
     );
     usageError(["--processes", "two"], /argument 'two' is invalid/);
   });
   test("bad --max-memory", () =>
     usageError(
       ["--max-memory", "-1"],
-      /^option '--max-memory <MB>' argument '-1' is invalid\. Expected a number of MB > 0\.$/,
+      /^option '--max-memory <MB>' argument '-1' is invalid\. Expected a number of MB above 0 and at most 1048576\.$/,
     ));
   test("bad --hang-threshold", () =>
     usageError(["--hang-threshold", "0"], /^option '--hang-threshold <seconds>' argument '0' is invalid/));
   test("bad --metrics-port", () =>
     usageError(["--metrics-port", "70000"], /argument '70000' is invalid\. Expected a TCP port/));
   test("bad -m and --min-concurrency", () => {
-    usageError(["-m", "-1"], /argument '-1' is invalid\. Expected an integer >= 0\.$/);
-    usageError(["--min-concurrency", "x"], /argument 'x' is invalid\. Expected an integer >= 0\.$/);
+    usageError(
+      ["-m", "-1"],
+      /argument '-1' is invalid\. Expected an integer from 0 to 10000 \(job slots, 0 = no maximum\)\.$/,
+    );
+    usageError(
+      ["--min-concurrency", "x"],
+      /argument 'x' is invalid\. Expected an integer from 0 to 10000 \(job slots\)\.$/,
+    );
   });
   test("-n without groups", () => usageError(["-n"], /^-n\/--negate needs queue groups/));
   test("--dryrun with --list-queues", () =>
@@ -203,7 +209,7 @@ describe("bad flags are UsageErrors, bad settings ConfigErrors", () => {
   test("bad cluster values in the file name the key", () => {
     assert.throws(() => resolve([], "cluster:\n  processes: 0\n"), {
       name: "ConfigError",
-      message: "config/tsq.yml: cluster.processes must be a positive integer, got 0",
+      message: "config/tsq.yml: cluster.processes must be an integer from 1 to 1024 (children per group), got 0",
     });
   });
 });
@@ -270,7 +276,7 @@ describe("the CLI exit status", () => {
     assert.equal(result.status, 2);
     assert.match(
       result.stderr,
-      /^tsq-cluster: option '--processes <n>' argument 'x' is invalid\. Expected a positive integer\.\n\nUsage: tsq-cluster \[options\] \[groups\.\.\.\]\n/,
+      /^tsq-cluster: option '--processes <n>' argument 'x' is invalid\. Expected an integer from 1 to 1024 \(children per group\)\.\n\nUsage: tsq-cluster \[options\] \[groups\.\.\.\]\n/,
     );
     assert.equal(result.stdout, "");
   });

@@ -141,7 +141,7 @@ describe("config file and environment sections", () => {
 
   test("errors in the default file name config/tsq.yml", () => {
     assert.throws(() => resolve([], {}, workdir("timeout: -2\n")), {
-      message: "config/tsq.yml: timeout must be a number > 0, got -2",
+      message: "config/tsq.yml: timeout must be a number of seconds above 0 and at most 86400, got -2",
     });
   });
 
@@ -238,7 +238,7 @@ describe("bad flags are UsageErrors", () => {
   test("non-integer concurrency", () => {
     usageError(
       ["--concurrency", "abc"],
-      /^option '-c, --concurrency <n>' argument 'abc' is invalid\. Expected a positive integer\.$/,
+      /^option '-c, --concurrency <n>' argument 'abc' is invalid\. Expected an integer from 1 to 10000 \(job slots\)\.$/,
     );
     usageError(["-c", "0"], /argument '0' is invalid/);
     usageError(["-c", "1.5"], /argument '1\.5' is invalid/);
@@ -267,8 +267,14 @@ describe("bad flags are UsageErrors", () => {
 
 describe("bad environment values are ConfigErrors naming the variable", () => {
   const cases: Array<[NodeJS.ProcessEnv, RegExp]> = [
-    [{ TSQ_CONCURRENCY: "abc" }, /^TSQ_CONCURRENCY must be a positive integer, got "abc"; fix or unset it$/],
-    [{ TSQ_TIMEOUT: "-1" }, /^TSQ_TIMEOUT must be a number of seconds > 0, got "-1"; fix or unset it$/],
+    [
+      { TSQ_CONCURRENCY: "abc" },
+      /^TSQ_CONCURRENCY must be an integer from 1 to 10000 \(job slots\), got "abc"; fix or unset it$/,
+    ],
+    [
+      { TSQ_TIMEOUT: "-1" },
+      /^TSQ_TIMEOUT must be a number of seconds above 0 and at most 86400, got "-1"; fix or unset it$/,
+    ],
     [
       { REDIS_URL: "http://u:secret@host" },
       /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL .*, got http:\/\/u:\*\*\*@host\/; fix or unset it$/,
@@ -350,7 +356,7 @@ describe("the CLI exit status", () => {
     assert.equal(result.status, 2);
     assert.match(
       result.stderr,
-      /^tsq: option '-c, --concurrency <n>' argument 'abc' is invalid\. Expected a positive integer\.\n\nUsage: tsq \[options\]\n/,
+      /^tsq: option '-c, --concurrency <n>' argument 'abc' is invalid\. Expected an integer from 1 to 10000 \(job slots\)\.\n\nUsage: tsq \[options\]\n/,
     );
     assert.equal(result.stdout, "");
   });
@@ -358,7 +364,10 @@ describe("the CLI exit status", () => {
   test("a bad setting exits 2 with the message only", () => {
     const result = run([], { TSQ_CONCURRENCY: "abc" });
     assert.equal(result.status, 2);
-    assert.equal(result.stderr, 'tsq: TSQ_CONCURRENCY must be a positive integer, got "abc"; fix or unset it\n');
+    assert.equal(
+      result.stderr,
+      'tsq: TSQ_CONCURRENCY must be an integer from 1 to 10000 (job slots), got "abc"; fix or unset it\n',
+    );
   });
 
   test("-V and --help exit 0", () => {

@@ -4,6 +4,7 @@
  */
 import { ConfigError } from "../../wire/errors.js";
 import { DEFAULTS } from "../../platform/config/defaults.js";
+import { MAX_BYTES } from "../../platform/config/bounds.js";
 
 export interface SizeLimits {
   /** Bytes of JSON `args` above which the client compresses them (GitLab: 100,000); 0 = never compress. */
@@ -29,9 +30,9 @@ export function sizeLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<SizeLimits> {
     if (!text) continue;
     const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
     const zeroAllowed = field === "compressThresholdBytes";
-    if (!Number.isSafeInteger(value) || (value === 0 && !zeroAllowed)) {
+    if (!Number.isSafeInteger(value) || (value === 0 && !zeroAllowed) || value > MAX_BYTES) {
       throw new ConfigError(
-        `${name} must be a whole number of bytes${zeroAllowed ? " (0 = off)" : " > 0"}, got ${JSON.stringify(text)}; fix or unset it`,
+        `${name} must be a whole number of bytes from ${zeroAllowed ? "0 (= off)" : "1"} to ${MAX_BYTES}, got ${JSON.stringify(text)}; fix or unset it`,
       );
     }
     limits[field] = value;

@@ -4,6 +4,7 @@
  */
 import { ConfigError } from "../../wire/errors.js";
 import { redactUrl } from "../redis/connection.js";
+import { BOUNDS, describeBound, withinBound, type BoundName } from "./bounds.js";
 
 /** Where a value sits: the file as the user named it, and the dotted key path inside it. */
 export interface Where {
@@ -61,9 +62,16 @@ export function fail(at: Where, expected: string, value: unknown): never {
 export function show(value: unknown): string {
   if (value === undefined) return "nothing";
   if (typeof value === "string" && /:\/\/.*@/.test(value)) return JSON.stringify(redactUrl(value)); // may hold a password
+  // YAML's .nan and .inf are numbers JSON cannot hold: it would render them as null.
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
   // JSON.stringify gives undefined for a function or symbol, whatever its type says.
   const text = (JSON.stringify(value) as string | undefined) ?? `a ${typeof value}`;
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+/** A number within its entry of BOUNDS (bounds.ts); the message gives the allowed range. */
+export function bounded(name: BoundName): Check<number> {
+  const bound = BOUNDS[name];
+  return (value, at) => (withinBound(value, bound) ? value : fail(at, describeBound(bound), value));
 }
 export function positiveInteger(value: unknown, at: Where): number {
   return typeof value === "number" && Number.isInteger(value) && value > 0

@@ -121,8 +121,8 @@ export interface Defaults {
   readonly metricsMaxLabelValues: number;
 }
 
-/** Upper bound of `metricsMaxLabelValues`. */
-export const MAX_LABEL_VALUES = 10_000;
+/** Upper bound of `metricsMaxLabelValues` (every bound lives in bounds.ts). */
+export { MAX_LABEL_VALUES } from "./bounds.js";
 
 export const DEFAULTS = Object.freeze({
   redisUrl: "redis://127.0.0.1:6379/0",

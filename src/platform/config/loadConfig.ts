@@ -10,7 +10,7 @@ import { parseDocument } from "yaml";
 import { ConfigError } from "../../wire/errors.js";
 import { redactUrl } from "../redis/connection.js";
 import { parseRedisUrl, REDIS_URL_FORMAT } from "../redis/redisUrl.js";
-import { MAX_LABEL_VALUES } from "./defaults.js";
+import { BOUNDS, MAX_QUEUE_WEIGHT, withinBound } from "./bounds.js";
 import { redisSection } from "./redisSection.js";
 import { shardsSection } from "./shardsSection.js";
 import type { ShardConfig } from "../shards/ShardMap.js";
@@ -30,10 +30,7 @@ import {
   unknownKey,
   fail,
   show,
-  positiveInteger,
-  nonNegativeInteger,
-  positiveNumber,
-  optionalPositiveNumber,
+  bounded,
   port,
   nonEmptyString,
   stringList,
@@ -134,8 +131,7 @@ export interface FileSettings {
   metricsMaxLabelValues?: number;
 }
 
-export const QUEUE_FORMAT =
-  'a queue name, optionally followed by ",<weight>" with a positive integer weight (e.g. "critical,2")';
+export const QUEUE_FORMAT = `a queue name, optionally followed by ",<weight>" with an integer weight from 1 to ${MAX_QUEUE_WEIGHT} (e.g. "critical,2")`;
 
 /** Parses `name` or `name,weight` (as given to `-q` or in YAML); undefined when malformed. */
 export function parseQueueText(text: string): QueueSpec | undefined {
@@ -213,7 +209,7 @@ function queueSpec(name: unknown, weight: unknown): QueueSpec | undefined {
   if (typeof name !== "string" || !/^[^\s,]+$/.test(name)) return undefined;
   if (weight === undefined) return { name, weight: 0 }; // 0 = no weight given (Sidekiq's strict order)
   const value = typeof weight === "string" && /^\d+$/.test(weight) ? Number(weight) : weight;
-  return typeof value === "number" && Number.isInteger(value) && value > 0 ? { name, weight: value } : undefined;
+  return withinBound(value, BOUNDS.weight) ? { name, weight: value } : undefined;
 }
 
 function queueItem(item: unknown): QueueSpec | undefined {
@@ -348,32 +344,26 @@ function routingRules(value: unknown, at: Where): RoutingRule[] {
 }
 
 const CAPSULE: Schema<{ concurrency?: number; queues?: QueueSpec[] }> = {
-  concurrency: positiveInteger,
+  concurrency: bounded("concurrency"),
   queues: queueList,
 };
-
-/** Above 10,000 values a label costs a scrape hundreds of MB again, which is what the cap prevents. */
-function labelValueCap(value: unknown, at: Where): number {
-  const ok = typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_LABEL_VALUES;
-  return ok ? value : fail(at, `an integer from 1 to ${MAX_LABEL_VALUES} (distinct values per metrics label)`, value);
-}
 
 const METRICS: Schema<MetricsFileConfig> = { port, host: nonEmptyString };
 
 const CLUSTER: Schema<ClusterFileConfig> = {
-  processes: positiveInteger,
+  processes: bounded("processes"),
   groups,
-  maxMemoryMb: positiveNumber,
-  hangThreshold: positiveNumber,
-  maxConcurrency: nonNegativeInteger,
-  minConcurrency: nonNegativeInteger,
+  maxMemoryMb: bounded("maxMemoryMb"),
+  hangThreshold: bounded("hangThreshold"),
+  maxConcurrency: bounded("maxConcurrency"),
+  minConcurrency: bounded("minConcurrency"),
   metrics: nested(METRICS),
 };
 
 const TOP_LEVEL: Schema<FileSettings> = {
   require: nonEmptyString,
-  concurrency: positiveInteger,
-  timeout: positiveNumber,
+  concurrency: bounded("concurrency"),
+  timeout: bounded("timeout"),
   queues: queueList,
   capsules,
   tag: nonEmptyString,
@@ -381,32 +371,32 @@ const TOP_LEVEL: Schema<FileSettings> = {
   redisUrl,
   redis: redisSection,
   fetch: fetchMode,
-  maxRetries: nonNegativeInteger,
-  deadMaxJobs: nonNegativeInteger,
-  deadTimeoutInSeconds: positiveNumber,
-  averageScheduledPollInterval: positiveNumber,
-  pollIntervalAverage: optionalPositiveNumber,
-  heartbeatInterval: positiveNumber,
-  heartbeatTtl: positiveNumber,
-  poisonPillRecoveries: positiveInteger,
-  poisonPillWindow: positiveNumber,
+  maxRetries: bounded("maxRetries"),
+  deadMaxJobs: bounded("deadMaxJobs"),
+  deadTimeoutInSeconds: bounded("deadTimeoutInSeconds"),
+  averageScheduledPollInterval: bounded("averageScheduledPollInterval"),
+  pollIntervalAverage: (value, at) => (value === null ? null : bounded("pollIntervalAverage")(value, at)),
+  heartbeatInterval: bounded("heartbeatInterval"),
+  heartbeatTtl: bounded("heartbeatTtl"),
+  poisonPillRecoveries: bounded("poisonPillRecoveries"),
+  poisonPillWindow: bounded("poisonPillWindow"),
   sidekiqVersion,
-  maxPayloadBytes: positiveInteger,
-  compressThresholdBytes: nonNegativeInteger,
-  maxInflatedBytes: positiveInteger,
-  killSwitchRefreshInterval: positiveNumber,
-  concurrencyLimitMaxParked: positiveInteger,
+  maxPayloadBytes: bounded("maxPayloadBytes"),
+  compressThresholdBytes: bounded("compressThresholdBytes"),
+  maxInflatedBytes: bounded("maxInflatedBytes"),
+  killSwitchRefreshInterval: bounded("killSwitchRefreshInterval"),
+  concurrencyLimitMaxParked: bounded("concurrencyLimitMaxParked"),
   metrics: nested(METRICS),
   cluster: nested(CLUSTER),
   cron: cronSection,
-  leaderTtl: positiveInteger,
-  leaderRenewInterval: positiveNumber,
-  leaderCheckInterval: positiveNumber,
-  cronGracePeriod: positiveNumber,
+  leaderTtl: bounded("leaderTtl"),
+  leaderRenewInterval: bounded("leaderRenewInterval"),
+  leaderCheckInterval: bounded("leaderCheckInterval"),
+  cronGracePeriod: bounded("cronGracePeriod"),
   sidekiqCron: boolean,
-  sidekiqCronPollInterval: positiveNumber,
+  sidekiqCronPollInterval: bounded("sidekiqCronPollInterval"),
   routingRules,
   shards: shardsSection,
   executionMetrics: boolean,
-  metricsMaxLabelValues: labelValueCap,
+  metricsMaxLabelValues: bounded("metricsMaxLabelValues"),
 };

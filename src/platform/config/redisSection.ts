@@ -23,7 +23,7 @@ import {
   fail,
   nested,
   nonEmptyString,
-  nonNegativeInteger,
+  bounded,
   stringList,
   type Schema,
   type Where,
@@ -86,7 +86,7 @@ const REDIS: Schema<RedisBlock> = {
   url: nonEmptyString,
   username: nonEmptyString,
   password: secret,
-  db: nonNegativeInteger,
+  db: bounded("db"),
   tls: nested(TLS),
   sentinel: nested(SENTINEL),
 };

@@ -184,7 +184,7 @@ test("threshold settings: option, environment, 0 = off, and malformed values nam
     () => resolveSizeLimits({}, { TSQ_MAX_PAYLOAD_BYTES: "5MB" }),
     (error: unknown) =>
       error instanceof ConfigError &&
-      /TSQ_MAX_PAYLOAD_BYTES must be a whole number of bytes > 0, got "5MB"/.test(error.message),
+      /TSQ_MAX_PAYLOAD_BYTES must be a whole number of bytes from 1 to 524288000, got "5MB"/.test(error.message),
   );
 
   const args = ["y".repeat(3000)];

@@ -172,7 +172,7 @@ test("leader and grace timings come from the file; a renewal not below the TTL i
     /leader_renew_interval \(5 s\) must be below leader_ttl \(5 s\)/,
   );
   write("leader_ttl: 2.5\n");
-  configError(() => resolveWorkerOptions([], {}, cwd), /leader_ttl must be a positive integer/);
+  configError(() => resolveWorkerOptions([], {}, cwd), /leader_ttl must be an integer from 1 to 86400 \(seconds\)/);
 });
 
 test("validateCron: an unknown class is rejected naming the schedule and where it was declared", () => {

@@ -169,7 +169,7 @@ describe("loadConfig: environment sections", () => {
     rejects("production:\n  concurency: 3\n", /^config\/tsq\.yml: unknown key "production\.concurency"/, "production");
     rejects(
       "production:\n  timeout: -1\n",
-      "config/tsq.yml: production.timeout must be a number > 0, got -1",
+      "config/tsq.yml: production.timeout must be a number of seconds above 0 and at most 86400, got -1",
       "production",
     );
   });
@@ -192,23 +192,29 @@ describe("loadConfig: rejections", () => {
   test("a bad value names the key path and the value", () => {
     rejects(
       'capsules:\n  serial: { concurrency: "x", queues: [serial] }',
-      'config/tsq.yml: capsules.serial.concurrency must be a positive integer, got "x"',
+      'config/tsq.yml: capsules.serial.concurrency must be an integer from 1 to 10000 (job slots), got "x"',
     );
-    rejects("concurrency: 0", "config/tsq.yml: concurrency must be a positive integer, got 0");
-    rejects("concurrency: 2.5", "config/tsq.yml: concurrency must be a positive integer, got 2.5");
-    rejects('concurrency: "10"', 'config/tsq.yml: concurrency must be a positive integer, got "10"');
-    rejects("timeout: 0", "config/tsq.yml: timeout must be a number > 0, got 0");
-    rejects("timeout:", "config/tsq.yml: timeout must be a number > 0, got null");
+    rejects("concurrency: 0", "config/tsq.yml: concurrency must be an integer from 1 to 10000 (job slots), got 0");
+    rejects("concurrency: 2.5", "config/tsq.yml: concurrency must be an integer from 1 to 10000 (job slots), got 2.5");
+    rejects(
+      'concurrency: "10"',
+      'config/tsq.yml: concurrency must be an integer from 1 to 10000 (job slots), got "10"',
+    );
+    rejects("timeout: 0", "config/tsq.yml: timeout must be a number of seconds above 0 and at most 86400, got 0");
+    rejects("timeout:", "config/tsq.yml: timeout must be a number of seconds above 0 and at most 86400, got null");
     rejects("fetch: super", 'config/tsq.yml: fetch must be "basic" or "reliable", got "super"');
     rejects("sidekiq_version: 9", "config/tsq.yml: sidekiq_version must be 6, 7 or 8, got 9");
-    rejects("max_retries: -1", "config/tsq.yml: max_retries must be an integer >= 0, got -1");
+    rejects("max_retries: -1", "config/tsq.yml: max_retries must be an integer from 0 to 1000 (retries), got -1");
     rejects("labels: a", 'config/tsq.yml: labels must be a list of non-empty strings, got "a"');
     rejects("tag: ''", 'config/tsq.yml: tag must be a non-empty string, got ""');
     rejects(
       "metrics: { port: 70000 }",
       "config/tsq.yml: metrics.port must be a TCP port from 0 to 65535 (0 = off), got 70000",
     );
-    rejects("cluster: { processes: 0 }", "config/tsq.yml: cluster.processes must be a positive integer, got 0");
+    rejects(
+      "cluster: { processes: 0 }",
+      "config/tsq.yml: cluster.processes must be an integer from 1 to 1024 (children per group), got 0",
+    );
     rejects("cluster: { groups: [] }", /^config\/tsq\.yml: cluster\.groups must be a non-empty list of queue groups/);
     rejects("capsules: [a, b]", 'config/tsq.yml: capsules must be a mapping of key: value pairs, got ["a","b"]');
   });
@@ -272,7 +278,9 @@ describe("loadConfig: rejections", () => {
 
   test("the label defaults to the path", () => {
     const path = writeConfig("timeout: x");
-    assert.throws(() => loadConfig(path, "development"), { message: `${path}: timeout must be a number > 0, got "x"` });
+    assert.throws(() => loadConfig(path, "development"), {
+      message: `${path}: timeout must be a number of seconds above 0 and at most 86400, got "x"`,
+    });
   });
 });
 
