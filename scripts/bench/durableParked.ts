@@ -18,6 +18,7 @@ import { DurableJob } from "../../src/features/durable/DurableJob.js";
 import { signal } from "../../src/features/durable/signal.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
+import { builtinPlugins } from "../../src/plugins.js";
 import { inFlight, inProcessWorkerOptions, percentile, sleep, table } from "./lib.js";
 
 /** What the jobs saw, in this process (the worker runs in it). */
@@ -92,9 +93,14 @@ export async function parkedBench(url: string, client: Client, n: number): Promi
   await client.redis.flushdb();
   const registry = new Registry();
   for (const klass of [SleeperBenchJob, WaiterBenchJob, OtherWorkBenchJob]) registry.register(klass);
-  const launcher = new Launcher(inProcessWorkerOptions(url, 5), registry, { logger: pino({ level: "silent" }) });
+  const launcher = new Launcher(inProcessWorkerOptions(url, 5), registry, {
+    logger: pino({ level: process.env.TSQ_BENCH_LOG ?? "silent" }),
+    plugins: builtinPlugins(),
+  });
   await launcher.start();
   try {
+    // The poller's first poll comes 10 to 15 s after the start (Poller.ts INITIAL_WAIT): measure from then.
+    await sleep(15_000);
     const early = Math.max(1, Math.floor(n / 10));
     await inFlight(early, (i) => signal(`early:${i}`, { sentAt: Date.now(), early: true }, { redis: client.redis }));
     await client.pushBulk({ class: WaiterBenchJob, args: Array.from({ length: early }, (_, i) => [`early:${i}`]) });
