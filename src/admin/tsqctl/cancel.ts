@@ -55,6 +55,8 @@ export function registerCancel(program: Command, io: CliIO): void {
       );
     // Only a job with a saved iteration is known to be iterable; for any other the mark is silent.
     if (started) io.out(`${jid}: an iterable job: it stops at its next state save (within 5 s by default)\n`);
+    else if (job.removed.length === 0 && !job.runningOn && job.notified > 0)
+      io.out(`${jid}: not in a work hash; told every tsq process (${job.notified}): the one running it stops it\n`);
     else if (job.removed.length === 0 && !job.runningOn)
       io.out(
         `${jid}: not found queued, scheduled, retrying or running; a durable or iterable job that shows up ` +
