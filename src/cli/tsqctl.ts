@@ -27,6 +27,7 @@ import { registerWorkers } from "../admin/tsqctl/workers.js";
 import { registerWeb } from "../admin/tsqctl/web.js";
 import { registerBatches } from "../admin/tsqctl/batches.js";
 import { registerCancel } from "../admin/tsqctl/cancel.js";
+import { registerWaiting } from "../admin/tsqctl/waiting.js";
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -62,6 +63,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerRateLimits(program, io);
   registerWeb(program, io);
   registerCancel(program, io);
+  registerWaiting(program, io);
   // Global options may come before the command too (`tsqctl --redis-url URL stats`), as kubectl, git -C
   // and redis-cli users type them; the command's own copy, after it, wins.
   addShardOptions(addRedisUrlOption(addJsonOption(program)));

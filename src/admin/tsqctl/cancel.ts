@@ -2,12 +2,14 @@
  * `tsqctl cancel <jid> [--json]`: cancels any job (src/features/durable/cancel.ts): removed from its
  * queue, `schedule` or `retry`; a running one is aborted through its tsq owner's channel. An iterable
  * job is also marked as Ruby's `Sidekiq::Client#cancel!(jid)` does (HSETNX it-<jid> cancelled <now>,
- * 30-day expiry), so it stops at its next state save even on a Ruby process.
+ * 30-day expiry), so it stops at its next state save even on a Ruby process. The text output leads with
+ * what happened to every job; the iterable line only for a job known to be iterable (a saved iteration).
  */
 import { InvalidArgumentError, type Command } from "commander";
 import { iterationKey } from "../../wire/keys.js";
 import { cancelIterable } from "../../features/iterable/state.js";
 import { cancel as cancelJob } from "../../features/durable/cancel.js";
+import { visible } from "./format.js";
 import { addJsonOption, addRedisUrlOption, printJson, resolveRedisUrl, withRedis, type CliIO } from "./common.js";
 
 interface Flags {
@@ -45,16 +47,20 @@ export function registerCancel(program: Command, io: CliIO): void {
         notified: job.notified,
       });
     const when = new Date(cancelledAt * 1000).toISOString();
-    io.out(
-      started
-        ? `${jid}: cancelled at ${when}; the job stops at its next state save (within 5 s by default)\n`
-        : `${jid}: cancelled at ${when}; no iteration has been saved yet, so an iterable job stops when it starts ` +
-            "(the mark lasts 30 days)\n",
-    );
+    io.out(`${jid}: cancelled at ${when}\n`);
     if (job.removed.length > 0) io.out(`${jid}: removed from ${job.removed.join(", ")}\n`);
     if (job.runningOn)
       io.out(
-        `${jid}: running on ${job.runningOn}; ${job.notified ? "told to stop" : "not a tsq process: it finishes this run"}\n`,
+        `${jid}: running on ${visible(job.runningOn)}; ${job.notified ? "told to stop" : "not a tsq process: it finishes this run"}\n`,
+      );
+    // Only a job with a saved iteration is known to be iterable; for any other the mark is silent.
+    if (started) io.out(`${jid}: an iterable job: it stops at its next state save (within 5 s by default)\n`);
+    else if (job.removed.length === 0 && !job.runningOn && job.notified > 0)
+      io.out(`${jid}: not in a work hash; told every tsq process (${job.notified}): the one running it stops it\n`);
+    else if (job.removed.length === 0 && !job.runningOn)
+      io.out(
+        `${jid}: not found queued, scheduled, retrying or running; a durable or iterable job that shows up ` +
+          "later ends without running (the mark lasts 7 days; 30 for an iterable job)\n",
       );
   });
 }

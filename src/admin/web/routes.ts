@@ -11,6 +11,7 @@ import { cron, cronAction } from "./pages/cron.js";
 import { bulkCancel, bulkPage } from "./pages/bulk.js";
 import { deleteQueueJob, queueAction, queuePage, queues } from "./pages/queues.js";
 import { search, searchAction } from "./pages/search.js";
+import { waiting } from "./pages/waiting.js";
 import {
   SET_KINDS,
   setAll,
@@ -57,6 +58,7 @@ export const ROUTES: RouteDef[] = [
   r("POST", "/failures", failuresAction),
   r("GET", "/search", search),
   r("POST", "/search", searchAction),
+  r("GET", "/waiting", waiting),
   ...Object.values(SET_KINDS).flatMap((kind) => [
     r("GET", `/${kind.path}`, setList(kind)),
     r("POST", `/${kind.path}`, setBulk(kind)),

@@ -1,0 +1,189 @@
+// What durable jobs guarantee and cost, against a private redis-server.
+//
+//   npm run bench:durable [-- --runs 1000] [-- --parked 10000] [-- --plain 20000] [-- --only kill,parked,cost]
+//
+// (a) `--runs` five-step jobs (test/jobs/durableJobs.ts FiveStepJob) on a two-child `tsq-cluster` with
+//     reliable fetch, a child SIGKILLed at random points (every 0.5 to 2.5 s while steps commit) until 95%
+//     of the jobs are done; then the rest drains.
+//     Each step's side effect commits in the step's own MULTI (ctx.tx) and is counted per job: a count
+//     other than 1 is an exactly-once violation (printed; must be 0). Also printed: completions, kills,
+//     and how many step functions were called again after a kill (their effect did not commit twice).
+// (b) `--parked` jobs sleeping and as many waiting on events, on an in-process worker of concurrency 5
+//     (durableParked.ts): Redis memory per parked job, wake lateness, signal-to-start latency, signals
+//     sent before the wait delivered, and plain work served while they are parked.
+// (c) µs per plain no-op job with the durable plug-in in the worker's plug-in list and without it,
+//     alternating in the same run, `--repeat` rounds each, median.
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { pino } from "pino";
+import { Client } from "../../src/client/Client.js";
+import { Launcher } from "../../src/server/Launcher.js";
+import { Registry } from "../../src/server/Registry.js";
+import { builtinPlugins } from "../../src/plugins.js";
+import { configureLogger } from "../../src/platform/logger.js";
+import {
+  childPids,
+  cleanupAll,
+  inProcessWorkerOptions,
+  installCleanupHandlers,
+  medianOf,
+  messageOf,
+  sleep,
+  spawnTracked,
+  startRedis,
+  stopTracked,
+  table,
+} from "./lib.js";
+import { parkedBench } from "./durableParked.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "1000" },
+    parked: { type: "string", default: "10000" },
+    plain: { type: "string", default: "20000" },
+    repeat: { type: "string", default: "3" },
+    only: { type: "string", default: "kill,parked,cost" },
+  },
+});
+const RUNS = Number(values.runs);
+const PARKED = Number(values.parked);
+const PLAIN = Number(values.plain);
+const REPEAT = Number(values.repeat);
+const ONLY = new Set(values.only.split(","));
+for (const [flag, n] of Object.entries({ runs: RUNS, parked: PARKED, plain: PLAIN, repeat: REPEAT }))
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} must be a whole number >= 1, got ${String(n)}`);
+const STEPS = ["charge", "reserve", "label", "notify", "close"];
+/** Each step's function pauses up to this long (ms), so a kill lands inside steps as well as between. */
+const PAUSE_MS = 60;
+
+async function killRuns(url: string, client: Client): Promise<void> {
+  await client.redis.flushdb();
+  const cluster = spawnTracked(
+    "tsq-cluster",
+    process.execPath,
+    [
+      join(ROOT, "bin/tsq-cluster.js"),
+      ...["-r", join(ROOT, "dist/test/jobs/durableJobs.js"), "--processes", "2", "-c", "5", "-t", "5"],
+      ...["--fetch", "reliable"],
+    ],
+    { env: { ...process.env, REDIS_URL: url, TSQ_LOG_LEVEL: "warn" } },
+  );
+  try {
+    await client.pushBulk({ class: "FiveStepJob", args: Array.from({ length: RUNS }, () => ["k", PAUSE_MS]) });
+    const t0 = performance.now();
+    let kills = 0;
+    let committed = 0;
+    // A kill only after a step committed since the last one, so each lands on a child at work (a restarted
+    // child waits out the supervisor's back-off, 1 s doubling to 30 s, while the other keeps working).
+    // Kills stop at 95% done; the rest drains.
+    while ((await client.redis.scard("k:done")) < RUNS * 0.95) {
+      if (performance.now() - t0 > 30 * 60_000) throw new Error("the jobs were not done in 30 min");
+      await sleep(500 + Math.random() * 2000);
+      const now = await client.redis.hlen("k:effects");
+      const children = childPids(cluster.pid!);
+      if (now === committed || children.length === 0) continue;
+      committed = now;
+      process.kill(children[Math.floor(Math.random() * children.length)]!, "SIGKILL");
+      kills++;
+    }
+    while ((await client.redis.scard("k:done")) < RUNS) {
+      await sleep(200);
+      if (performance.now() - t0 > 30 * 60_000) throw new Error("the jobs were not done in 30 min");
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const effects = await client.redis.hgetall("k:effects");
+    const jids = await client.redis.smembers("k:done");
+    let violations = 0;
+    for (const jid of jids) for (const step of STEPS) if (effects[`${jid}:${step}`] !== "1") violations++;
+    const calls = Object.values(await client.redis.hgetall("k:calls")).map(Number);
+    console.log(
+      `(a) ${RUNS.toLocaleString("en-US")} five-step jobs, reliable fetch, two children (concurrency 5 each)`,
+    );
+    console.log(
+      table(
+        ["jobs completed", "SIGKILLs", "exactly-once violations", "step functions re-called", "dead", "seconds"],
+        [
+          [
+            `${jids.length} / ${RUNS}`,
+            kills,
+            violations,
+            calls.filter((n) => n > 1).length,
+            await client.redis.zcard("dead"),
+            seconds.toFixed(0),
+          ],
+        ],
+      ),
+    );
+  } finally {
+    await stopTracked(cluster);
+  }
+}
+
+export class NoopBenchJob {
+  static done: () => void = () => {};
+  perform(): void {
+    NoopBenchJob.done();
+  }
+}
+
+async function drainPlain(url: string, client: Client, withDurable: boolean): Promise<number> {
+  await client.redis.flushdb();
+  await client.pushBulk({ class: NoopBenchJob, args: Array.from({ length: PLAIN }, () => []) });
+  const registry = new Registry();
+  registry.register(NoopBenchJob);
+  const plugins = builtinPlugins().filter((plugin) => withDurable || plugin.name !== "durable");
+  const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, {
+    logger: pino({ level: "silent" }),
+    plugins,
+  });
+  let left = PLAIN;
+  const done = new Promise<void>((resolve) => (NoopBenchJob.done = () => void (--left === 0 && resolve())));
+  const t0 = performance.now();
+  await launcher.start();
+  await done;
+  const ms = performance.now() - t0;
+  await launcher.stop();
+  return (ms * 1000) / PLAIN;
+}
+
+async function plainCost(url: string, client: Client): Promise<void> {
+  const on: number[] = [];
+  const off: number[] = [];
+  for (let round = 0; round < REPEAT; round++) {
+    off.push(await drainPlain(url, client, false));
+    on.push(await drainPlain(url, client, true));
+  }
+  const [a, b] = [medianOf(off), medianOf(on)];
+  console.log(
+    `\n(c) ${PLAIN.toLocaleString("en-US")} plain no-op jobs per cell, in-process worker, concurrency 10, median of ${REPEAT}`,
+  );
+  console.log(
+    table(
+      ["plug-in list", "µs per job", "rounds (µs)"],
+      [
+        ["without durable", a.toFixed(1), off.map((x) => x.toFixed(1)).join(" ")],
+        ["with durable", b.toFixed(1), on.map((x) => x.toFixed(1)).join(" ")],
+        ["difference", `${b - a >= 0 ? "+" : ""}${(b - a).toFixed(1)}`, ""],
+      ],
+    ),
+  );
+}
+
+installCleanupHandlers();
+configureLogger({ level: "silent" });
+try {
+  const { url } = await startRedis();
+  const client = new Client({ redis: url });
+  if (ONLY.has("kill")) await killRuns(url, client);
+  if (ONLY.has("parked")) await parkedBench(url, client, PARKED);
+  if (ONLY.has("cost")) await plainCost(url, client);
+  await client.close();
+} catch (error) {
+  console.error(`bench:durable failed: ${messageOf(error)}`);
+  process.exitCode = 1;
+} finally {
+  await cleanupAll();
+}
