@@ -27,8 +27,20 @@ interface Limits {
   grace: number;
 }
 
+/** A job running without a timeout: its controller is made only when someone reads its signal or cancels it. */
+interface Lazy {
+  readonly outer: AbortSignal | undefined;
+  control?: AbortController;
+  /** Ends the wait for the job with "abandoned" (set while it runs). */
+  abandon?: () => void;
+  graceMs: number;
+  graceTimer?: NodeJS.Timeout;
+  /** Passes the slot's abort (hard shutdown) on to `control`. */
+  forward?: () => void;
+}
+
 export class RunControl {
-  private readonly running = new Map<string, AbortController>();
+  private readonly running = new Map<string, AbortController | Lazy>();
 
   constructor(
     private readonly logger: Logger,
@@ -37,8 +49,9 @@ export class RunControl {
 
   /** Aborts the job `jid` if it runs here; true when it does. */
   cancel(jid: string): boolean {
-    const control = this.running.get(jid);
-    if (!control) return false;
+    const entry = this.running.get(jid);
+    if (!entry) return false;
+    const control = entry instanceof AbortController ? entry : controlOf(entry);
     if (!control.signal.aborted) control.abort(new JobCancelledError(jid));
     return true;
   }
@@ -48,6 +61,7 @@ export class RunControl {
    * cancelled (the caller ends it without a retry).
    */
   async supervise(run: () => Promise<void>, instance: object, job: JobPayload, limits: Limits): Promise<boolean> {
+    if (limits.timeout === undefined) return this.superviseLazily(run, instance, job, limits);
     const target = instance as { signal?: AbortSignal };
     const control = new AbortController();
     const outer = target.signal;
@@ -97,6 +111,50 @@ export class RunControl {
     return this.settle(job, reason);
   }
 
+  /**
+   * The common case, a job without a timeout, at the cost of a map entry and a property: the job's own
+   * controller, its forwarding of the slot's abort and the race against abandonment exist only once the
+   * job reads `this.signal` or is cancelled (a plain job paid ~130 µs for them up front).
+   */
+  private async superviseLazily(
+    run: () => Promise<void>,
+    instance: object,
+    job: JobPayload,
+    limits: Limits,
+  ): Promise<boolean> {
+    const target = instance as { signal?: AbortSignal };
+    const entry: Lazy = { outer: target.signal, graceMs: limits.grace * 1000 };
+    Object.defineProperty(instance, "signal", {
+      configurable: true,
+      enumerable: true,
+      get: () => controlOf(entry).signal,
+    });
+    this.running.set(job.jid, entry);
+    const work = run();
+    let winner: "done" | "abandoned";
+    try {
+      winner = await new Promise<"done" | "abandoned">((resolve, reject) => {
+        entry.abandon = () => resolve("abandoned");
+        work.then(() => resolve("done"), reject);
+      });
+    } catch (error) {
+      const reason: unknown = entry.control?.signal.reason;
+      if (ours(reason)) return this.settle(job, reason);
+      throw error;
+    } finally {
+      clearTimeout(entry.graceTimer);
+      entry.abandon = undefined;
+      if (entry.forward) entry.outer?.removeEventListener("abort", entry.forward);
+      if (this.running.get(job.jid) === entry) this.running.delete(job.jid);
+    }
+    if (winner === "done") return false;
+    work.catch(() => {}); // it may still fail; no one is listening any more
+    const reason = entry.control!.signal.reason as Error;
+    this.logger.warn({ reason: reason.name, grace_s: limits.grace }, "job abandoned: it ignored its abort signal");
+    this.report(job, "abandoned");
+    return this.settle(job, reason);
+  }
+
   /** Cancelled: true (ends without a retry). Timed out: throws the timeout (the retry policy applies). */
   private settle(job: JobPayload, reason: unknown): boolean {
     if (reason instanceof JobCancelledError) {
@@ -107,6 +165,26 @@ export class RunControl {
     this.report(job, "timedOut");
     throw reason;
   }
+}
+
+/** The lazy job's controller, made on first need: forwards the slot's abort, starts the grace on ours. */
+function controlOf(entry: Lazy): AbortController {
+  if (entry.control) return entry.control;
+  const control = (entry.control = new AbortController());
+  entry.forward = () => control.abort(entry.outer?.reason);
+  entry.outer?.addEventListener("abort", entry.forward, { once: true });
+  if (entry.outer?.aborted) control.abort(entry.outer.reason);
+  control.signal.addEventListener(
+    "abort",
+    () => {
+      // A hard shutdown (the slot's abort) is the Processor's to handle: no abandonment here.
+      if (!ours(control.signal.reason)) return;
+      entry.graceTimer = setTimeout(() => entry.abandon?.(), entry.graceMs);
+      entry.graceTimer.unref();
+    },
+    { once: true },
+  );
+  return control;
 }
 
 function ours(reason: unknown): boolean {
