@@ -18,7 +18,7 @@ import { JobRetry, errorClassName, toError } from "./JobRetry.js";
 import { FailureFallback } from "./FailureFallback.js";
 import { sendToMorgue } from "./morgue.js";
 import type { UnitOfWork } from "./fetch/unitOfWork.js";
-import type { RunnableClass } from "./Registry.js";
+import type { JobInstance, RunnableClass } from "./Registry.js";
 import type { ServerHooks } from "./plugin.js";
 import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../client/compression/expand.js";
 
@@ -111,7 +111,7 @@ export class Processor {
       const className = resolved?.className ?? job.class;
       if (resolved) klass = this.ctx.registry.get(className);
       if (!klass) throw this.unknownClass(className);
-      const instance = this.ctx.jobFactory ? this.ctx.jobFactory(klass) : new klass();
+      const instance: JobInstance = this.ctx.jobFactory ? this.ctx.jobFactory(klass) : new klass();
       Object.assign(instance, { jid: job.jid, payload: job, signal: slot.controller.signal });
       if (slot.stopping) Object.assign(instance, { stopping: slot.stopping });
       // GitLab's `job_version`: what the pushing code's `static version` was, so perform can branch on it.

@@ -9,11 +9,16 @@ import type { JobOptions } from "../client/options.js";
 import { rememberJobClass } from "../client/jobClasses.js";
 import { workerAttributes, type WorkerAttributes } from "../platform/attributes/attributes.js";
 
+/** What a job class builds: anything with a `perform` method. */
+export interface JobInstance {
+  perform(...args: unknown[]): unknown;
+}
+
 /** Anything with a `perform` method on its prototype; extending `Job` is not required. */
 export interface RunnableClass {
   // Constructor parameters are allowed (dependency injection builds such classes through the worker's
   // jobFactory); without a factory tsq constructs with none.
-  new (...args: never[]): { perform(...args: unknown[]): unknown };
+  new (...args: never[]): JobInstance;
   readonly name: string;
   readonly jobName?: string;
   readonly options?: JobOptions;

@@ -13,7 +13,7 @@ import type { Logger } from "../platform/logger.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import type { TimestampFormat } from "../wire/timestamps.js";
 import type { ProcessState } from "./ProcessState.js";
-import type { Registry, RunnableClass } from "./Registry.js";
+import type { JobInstance, Registry, RunnableClass } from "./Registry.js";
 import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
 import type { DeathHandler, JobOutcome, ServerHooks, ServerMiddlewareArgs, StoredJobs } from "./hooks.js";
 
@@ -71,7 +71,7 @@ export interface ServerContext {
 }
 
 /** Builds a job instance for a class, e.g. `(Class) => container.get(Class)`. */
-export type JobFactory = (klass: RunnableClass) => InstanceType<RunnableClass>;
+export type JobFactory = (klass: RunnableClass) => JobInstance;
 
 export interface LockHooks {
   release(stored: StoredJobs): Promise<void>;

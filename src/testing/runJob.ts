@@ -11,7 +11,7 @@ import { isCompressed, unpackArgs } from "../client/compression/expand.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import type { Chain } from "../platform/Chain.js";
 import type { JobFactory, ServerMiddlewareArgs } from "../server/context.js";
-import { isRunnable } from "../server/Registry.js";
+import { isRunnable, type JobInstance } from "../server/Registry.js";
 
 /** A job pushed in fake or inline mode: its stored JSON, its `at` (epoch seconds) if scheduled, its class. */
 export interface HeldJob {
@@ -41,7 +41,7 @@ export async function runJob(
         "is loaded; push it by class (HardJob.performAsync) or load the class in this process first",
     );
   if (isCompressed(job)) await unpackArgs(job, DEFAULTS.maxInflatedBytes);
-  const instance = jobFactory ? jobFactory(klass) : new klass();
+  const instance: JobInstance = jobFactory ? jobFactory(klass) : new klass();
   Object.assign(instance, { jid: job.jid, payload: job });
   if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
   await middleware.invoke([instance, job, job.queue], async () => {
