@@ -18,6 +18,7 @@ import type { WorkerOptions } from "../platform/config/options.js";
 import { logger as rootLogger, type Logger } from "../platform/logger.js";
 import { connect, describeConnectionError, type TsqRedis } from "../platform/redis/connection.js";
 import { redisTarget } from "../platform/redis/reachable.js";
+import { explainTlsError } from "../platform/redis/tls.js";
 import { VERSION } from "../wire/version.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import type { JobEvents, ServerContext } from "./context.js";
@@ -299,7 +300,13 @@ export class Launcher {
     let downSince: number | undefined;
     let everReady = false;
     let reason = "no answer";
-    redis.on("error", (error: unknown) => (reason = describeConnectionError(error)));
+    // A TLS problem is explained once by the connection itself (connection.ts): only pointed at here.
+    redis.on(
+      "error",
+      (error: unknown) =>
+        (reason =
+          explainTlsError(error) === undefined ? describeConnectionError(error) : "TLS handshake failed (see above)"),
+    );
     redis.on("close", () => {
       if (downSince !== undefined || this.stopping) return;
       downSince = performance.now();
