@@ -135,6 +135,16 @@ export function positiveInteger(flag: string, allowZero = false): (text: string)
   };
 }
 
+/** A TCP port flag: a whole number from 0 to 65535. */
+export function portNumber(flag: string): (text: string) => number {
+  return (text) => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text.trim()) || value > 65_535)
+      throw new InvalidArgumentError(`${flag} must be a whole number from 0 to 65535.`);
+    return value;
+  };
+}
+
 /** Flag > REDIS_URL > default, checked to be a redis:// or rediss:// URL. */
 export function resolveRedisUrl(flag: string | undefined, io: CliIO): string {
   const url = flag ?? io.env.REDIS_URL ?? DEFAULTS.redisUrl;

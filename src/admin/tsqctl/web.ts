@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { WEB_DEFAULTS, WEB_REDIS_DEADLINE_MS, WebServer } from "../web/index.js";
 import { connect } from "../../platform/redis/connection.js";
-import { addRedisUrlOption, positiveInteger, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
+import { addRedisUrlOption, portNumber, resolveRedisUrl, UsageError, withRedis, type CliIO } from "./common.js";
 import { everyShard, type ShardFlags } from "./shards.js";
 
 interface WebFlags extends ShardFlags {
@@ -74,7 +74,7 @@ export function registerWeb(program: Command, io: CliIO): void {
   const command = program
     .command("web")
     .description("serve the web dashboard (Sidekiq Web's pages) until Ctrl-C")
-    .option("--port <port>", "port to listen on", positiveInteger("--port", true), WEB_DEFAULTS.port)
+    .option("--port <port>", "port to listen on", portNumber("--port"), WEB_DEFAULTS.port)
     .option("--host <host>", "address to bind (anything but loopback exposes it: use auth)", WEB_DEFAULTS.host)
     .option("--prefix <path>", "serve under this path, e.g. /tsq (behind a proxy)")
     .option("--read-only", "refuse every action; pages and /stats only")
