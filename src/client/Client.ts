@@ -11,6 +11,7 @@ import { dumpPayload, type JobPayload, type JsonValue } from "../wire/payload.js
 import { connect, type TsqRedis } from "../platform/redis/connection.js";
 import { defineScripts } from "../platform/redis/scripts.js";
 import { whenReachable } from "../platform/redis/reachable.js";
+import { resolveConnectTimeout } from "./connectTimeout.js";
 import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
@@ -72,17 +73,6 @@ export interface ClientOptions {
    * only pushes in tsq/testing's fake or inline mode never opens a connection). Ignored with reliable push.
    */
   lazyConnect?: boolean;
-}
-
-/** Largest `connectTimeout` (s): Node's timers hold at most 2^31-1 ms. */
-const MAX_CONNECT_TIMEOUT = 2_147_483;
-
-function resolveConnectTimeout(value: number | undefined, env = process.env.TSQ_CONNECT_TIMEOUT): number {
-  const source = value ?? (env === undefined || env === "" ? 10 : Number(env));
-  const name = value === undefined ? `TSQ_CONNECT_TIMEOUT ("${env}")` : "connectTimeout";
-  if (!Number.isFinite(source) || source < 0 || source > MAX_CONNECT_TIMEOUT)
-    throw new ArgumentError(`${name} must be seconds from 0 to ${MAX_CONNECT_TIMEOUT} (0 = wait for Redis forever)`);
-  return source;
 }
 
 export type { PushItem, BulkItem } from "./options.js";
