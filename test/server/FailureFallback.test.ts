@@ -1,7 +1,9 @@
 /**
- * A job whose failure cannot be recorded (its args are nested 5,000 deep, so the payload cannot be
- * serialized again) must not spin: it goes to the end of its queue a few times, then to `dead` as it
- * is, annotated, while the other jobs of its queue run. Both fetch strategies, real `tsq` processes.
+ * A job whose failure cannot be recorded must not spin: it goes to the end of its queue a few times,
+ * then to `dead` as it is, annotated, while the other jobs of its queue run. The trigger is Redis
+ * refusing the retry write (a hostile `retry` key that is not a sorted set: WRONGTYPE). Both fetch
+ * strategies, real `tsq` processes. A payload nested 5,000 deep, once unrecordable, is now recorded
+ * normally: its stored text is kept as it is.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,11 +14,15 @@ import { MAX_ATTEMPTS } from "../../src/server/FailureFallback.js";
 
 const handle = useRedis();
 
+const POISON = `{"class":"FailJob","args":["boom"],"jid":"poison-jid","queue":"default","retry":true,"created_at":1712345678.5,"enqueued_at":1712345678.5}`;
 const DEPTH = 5000;
-const POISON = `{"class":"FailJob","args":["boom",${"[".repeat(DEPTH)}${"]".repeat(DEPTH)}],"jid":"deep-jid","queue":"default","retry":true,"created_at":1712345678.5,"enqueued_at":1712345678.5}`;
+const DEEP_ARG = `${"[".repeat(DEPTH)}${"]".repeat(DEPTH)}`;
+const DEEP = `{"class":"FailJob","args":["deep",${DEEP_ARG}],"jid":"deep-jid","queue":"default","retry":true,"created_at":1712345678.5,"enqueued_at":1712345678.5}`;
 
 for (const mode of ["basic", "reliable"] as const) {
   test(`${mode} fetch: an unrecordable failure goes to dead after ${MAX_ATTEMPTS} attempts; 50 other jobs run meanwhile`, async () => {
+    await handle.redis.flushdb();
+    await handle.redis.set("retry", "not a sorted set"); // every ZADD retry is refused
     await handle.redis.rpush("queue:default", POISON); // at the tail: fetched first
     await pushJobs(
       handle.url,
@@ -44,10 +50,7 @@ for (const mode of ["basic", "reliable"] as const) {
       assert.ok(dead.startsWith(POISON.slice(0, -1)), "dead holds the original payload text");
       const tail = dead.slice(POISON.length - 1);
       assert.match(tail, /"error_class":"Error"/);
-      assert.match(
-        tail,
-        /"error_message":"boom \(tsq could not record this failure 3 times: RangeError: Maximum call stack size exceeded/,
-      );
+      assert.match(tail, /"error_message":"boom \(tsq could not record this failure 3 times: .*WRONGTYPE/);
       assert.match(tail, /"unrecorded_failure":true/);
       assert.equal(await handle.redis.llen("queue:default"), 0, "nothing left in the queue");
       if (mode === "reliable") {
@@ -68,3 +71,29 @@ for (const mode of ["basic", "reliable"] as const) {
     }
   });
 }
+
+test("a payload nested 5,000 deep fails into retry with its stored text kept, no fallback", async () => {
+  await handle.redis.flushdb();
+  await handle.redis.rpush("queue:default", DEEP);
+  const tsq = startTsq(["-r", TEST_JOBS, "-c", "2"], { REDIS_URL: handle.url });
+  try {
+    const retried = await eventually(
+      async () => (await handle.redis.zrange("retry", 0, -1))[0],
+      15_000,
+      `the job reached retry; ${tsq.output().slice(-2000)}`,
+    );
+    assert.ok(retried.includes(DEEP_ARG), "the deep argument is stored exactly as it came");
+    const parsedTail = JSON.parse(retried.replace(DEEP_ARG, "null")) as Record<string, unknown>;
+    assert.equal(parsedTail.error_message, "deep");
+    assert.equal(parsedTail.retry_count, 0);
+    assert.equal(await handle.redis.llen("failed-attempts"), 1, "it ran once");
+    assert.equal(await handle.redis.zcard("dead"), 0);
+    assert.equal(
+      tsq.lines.filter((l) => String(l.msg).startsWith("could not record")).length,
+      0,
+      "no fallback was needed",
+    );
+  } finally {
+    assert.equal(await tsq.stop(), 0);
+  }
+});
