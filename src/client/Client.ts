@@ -23,6 +23,7 @@ import { currentRouter, type WorkerRouter } from "../platform/attributes/WorkerR
 import { normalizeItem } from "./normalize.js";
 import { oneFailure } from "./refusals.js";
 import { defaultPlugins } from "./defaultPlugins.js";
+import { clientEventBus, type ClientEventBus } from "./events.js";
 import type { ClientHooks, ClientMiddlewareArgs, ClientPlugin, PreparedJob, PushDiversion } from "./plugin.js";
 
 export type { ClientMiddlewareArgs, PreparedJob } from "./plugin.js";
@@ -83,6 +84,8 @@ export class Client {
   readonly middleware: Chain<ClientMiddlewareArgs>;
   /** The plug-ins' middleware, in reverse list order (see plugin.ts). */
   private readonly pluginChain = new Chain<ClientMiddlewareArgs>();
+  /** What the plug-ins announce about this client's pushes: deduplicated, refused, parked, batch callbacks. */
+  readonly events: ClientEventBus = clientEventBus();
   private readonly hooks: readonly ClientHooks[];
   private readonly plugins: readonly ClientPlugin[];
   /** The connection of the home shard (the only one without `shards`). */
@@ -106,7 +109,7 @@ export class Client {
     this.commandTimeoutMs = options.commandTimeoutMs;
     this.plugins = options.plugins ?? defaultPlugins();
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
-    this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings }) ?? []);
+    this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings, events: this.events }) ?? []);
     this.holdsWrites = this.hooks.some((hook) => hook.writePath);
     this.lazyConnect = options.lazyConnect === true && !this.holdsWrites;
     for (const hook of [...this.hooks].reverse()) if (hook.middleware) this.pluginChain.add(hook.middleware);

@@ -13,6 +13,7 @@ import type { MiddlewareFunction } from "../platform/Chain.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import type { JobPayload } from "../wire/payload.js";
 import type { JobClassLike } from "./options.js";
+import type { ClientEventBus } from "./events.js";
 
 /** Arguments of a client middleware: `(className, job, queue, redis, next)`. */
 export type ClientMiddlewareArgs = [className: string, job: JobPayload, queue: string, redis: TsqRedis];
@@ -76,6 +77,8 @@ export interface WritePath {
 export interface ClientSetup {
   /** The Client's `concurrencyLimits` option and other per-feature settings, as given. */
   readonly settings: Readonly<Record<string, unknown>>;
+  /** The Client's emitter: what plug-ins announce about its pushes (client/events.ts). */
+  readonly events: ClientEventBus;
 }
 
 export interface ClientHooks {

@@ -8,6 +8,7 @@
  * so both are capped (LabelCap, `metrics_max_label_values`): the process's own queues first, then the
  * first values seen; the rest count as "other".
  */
+import type { ClientEventBus } from "../client/events.js";
 import { limiterWaits } from "../features/locks/enterprise-rate-limits/Limiter.js";
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { ChangedSamples } from "./ChangedSamples.js";
@@ -17,11 +18,7 @@ import type { JobOutcome, ServerContext } from "../server/context.js";
 import { displayClass, type JobPayload } from "../wire/payload.js";
 import { toEpochSeconds } from "../wire/timestamps.js";
 import { familiesOf, type MetricFamily } from "./exposition.js";
-import { batchEvents } from "../features/flow/batches/events.js";
 import { CounterFamily, HistogramFamily, type CounterSeries, type HistogramSeries } from "./series.js";
-import { dedupEvents } from "../features/locks/gitlab-deduplication/events.js";
-import { limitEvents } from "../features/locks/gitlab-concurrency-limits/clientMiddleware.js";
-import { uniqueEvents } from "../features/locks/enterprise-unique-jobs/events.js";
 
 /**
  * Seconds. yabeda-sidekiq's set, which covers millisecond no-ops and hour-long jobs alike, plus 2 h,
@@ -38,8 +35,8 @@ export interface JobMetricsOptions {
 
 type MetricsContext = Pick<ServerContext, "events" | "state" | "options"> & {
   logger: CapLogger;
-  /** The worker's client: its reliable push holds jobs while Redis is away. */
-  client?: { readonly bufferedJobs: number };
+  /** The worker's client: its reliable push holds jobs while Redis is away; its events count pushes. */
+  client?: { readonly bufferedJobs: number; readonly events: ClientEventBus };
 };
 
 /** What a child sends: everything, or only what changed since its last snapshot. */
@@ -207,10 +204,11 @@ export class JobMetrics {
     ctx.events.on("rateLimited", this.onRateLimited);
     ctx.events.on("expired", this.onExpired);
     ctx.events.on("durable", this.onDurable);
-    limitEvents.on("limited", this.onLimited);
-    dedupEvents.on("deduplicated", this.onDeduplicated);
-    uniqueEvents.on("rejected", this.onUniqueRejected);
-    batchEvents.on("fired", this.onBatchFired);
+    // Push-time events of this worker's client, through which its jobs push.
+    client?.events.on("limited", this.onLimited);
+    client?.events.on("deduplicated", this.onDeduplicated);
+    client?.events.on("uniqueRejected", this.onUniqueRejected);
+    client?.events.on("batchFired", this.onBatchFired);
   }
 
   /** The current values, as plain JSON (for rendering). */
@@ -263,10 +261,11 @@ export class JobMetrics {
     this.ctx.events.off("limited", this.onLimited);
     this.ctx.events.off("rateLimited", this.onRateLimited);
     this.ctx.events.off("expired", this.onExpired);
-    limitEvents.off("limited", this.onLimited);
-    dedupEvents.off("deduplicated", this.onDeduplicated);
-    uniqueEvents.off("rejected", this.onUniqueRejected);
-    batchEvents.off("fired", this.onBatchFired);
+    const events = this.ctx.client?.events;
+    events?.off("limited", this.onLimited);
+    events?.off("deduplicated", this.onDeduplicated);
+    events?.off("uniqueRejected", this.onUniqueRejected);
+    events?.off("batchFired", this.onBatchFired);
   }
 
   /** The capped labels of a job's series. */

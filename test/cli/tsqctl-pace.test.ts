@@ -35,8 +35,9 @@ test("retry --all --pace 40 retries 80 dead jobs in about 2 s", async () => {
   assert.equal(run.exitCode, 0, String(run.stderr));
   assert.match(String(run.stdout), /retried 80 jobs from the dead set/);
   assert.equal(await redis.redis.llen("queue:default"), 80);
-  // The last of 80 batches-of-4 is taken at 1.9 s; the process start adds a little.
-  assert.ok(seconds > 1.8 && seconds < 6, `took ${seconds.toFixed(2)} s`);
+  // The last of 20 batches-of-4 is taken at 1.9 s: never sooner. The process start adds a little, a
+  // lot on a busy machine, so the upper bound only tells the pace from one ten times slower (20 s).
+  assert.ok(seconds > 1.8 && seconds < 15, `took ${seconds.toFixed(2)} s`);
 });
 
 test("Ctrl-C stops a paced retry between batches: every entry is in the set or its queue", async () => {

@@ -27,20 +27,20 @@ import type { Fetcher, RequeueOptions, UnitOfWork } from "./unitOfWork.js";
 /** ms between polls of several empty queues. */
 const IDLE_WAIT = 100;
 
-/** Fetch order across the process: the private list holds a process's jobs oldest-fetched at the tail. */
-let fetched = 0;
-
 class ReliableUnit implements UnitOfWork {
   readonly job: string;
-  readonly seq = fetched++;
+  /** Fetch order: the private list holds the jobs oldest-fetched at the tail, and acks go in that order. */
+  readonly seq: number;
 
   constructor(
     private readonly fetch: ReliableFetch,
     readonly privateKey: string,
     readonly queue: string,
     readonly raw: Buffer,
+    seq: number,
   ) {
     this.job = raw.toString();
+    this.seq = seq;
   }
 
   /** Held by the reconciler until the acknowledgement is answered (AckBatcher's `settled`). */
@@ -66,6 +66,8 @@ export class ReliableFetch implements Fetcher {
   private readonly idle = new AbortController();
   /** A fetch is on its way to Redis or waiting there: acks finished meanwhile cannot ride with it. */
   private fetching = false;
+  /** Jobs fetched so far: each unit's `seq`. Per fetcher, as each one batches only its own acks. */
+  private fetched = 0;
 
   /**
    * @param redis    shared connection: acks and requeues
@@ -160,7 +162,7 @@ export class ReliableFetch implements Fetcher {
       const [index, ...jobs] = found;
       const queue = queues[index - 1]!;
       const privateKey = privateQueueKey(this.identity, queue);
-      return jobs.map((job) => new ReliableUnit(this, privateKey, queue, job));
+      return jobs.map((job) => new ReliableUnit(this, privateKey, queue, job, this.fetched++));
     }
     if (!wait) return [];
     if (queues.length === 1) {
@@ -168,7 +170,7 @@ export class ReliableFetch implements Fetcher {
       const queue = queues[0]!;
       const privateKey = privateQueueKey(this.identity, queue);
       const job = await this.blocking.blmoveBuffer(queueKey(queue), privateKey, "RIGHT", "LEFT", this.timeout);
-      return job === null ? [] : [new ReliableUnit(this, privateKey, queue, job)];
+      return job === null ? [] : [new ReliableUnit(this, privateKey, queue, job, this.fetched++)];
     }
     await sleep(IDLE_WAIT, this.idle.signal);
     return [];

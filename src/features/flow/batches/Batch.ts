@@ -142,7 +142,10 @@ export class Batch {
     try {
       return await pushing.run({ bid: this.bid }, fn);
     } finally {
-      if (token !== "") await applyBatchEvent(this.pushClient().redis, "seal", this.bid, token);
+      if (token !== "") {
+        const client = this.pushClient();
+        await applyBatchEvent(client.redis, "seal", this.bid, token, { events: client.events });
+      }
     }
   }
 

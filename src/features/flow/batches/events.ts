@@ -1,8 +1,9 @@
 /**
  * The one way batch state changes after a `jobs` block opened it: batch-event-1.lua, wrapped. Fired
- * callbacks are announced on `batchEvents` (for metrics: tsq_batch_callbacks_total).
+ * callbacks are announced on the given Client's events (a worker's metrics count them:
+ * tsq_batch_callbacks_total).
  */
-import { EventEmitter } from "node:events";
+import type { ClientEventBus } from "../../../client/events.js";
 import { BATCHES, BATCH_PREFIX, QUEUES, queueKey } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { nowSeconds, nowStamp, type TimestampFormat } from "../../../wire/timestamps.js";
@@ -13,15 +14,13 @@ export const BATCH_EVENTS: readonly BatchEvent[] = ["complete", "success", "deat
 
 export type BatchOp = "success" | "failure" | "death" | "seal" | "leave";
 
-export const batchEvents = new EventEmitter<{ fired: [bid: string, event: BatchEvent] }>();
-
 /** Applies `op` for `member` (a jid, or a block's token for "seal"); resolves to the events it fired. */
 export async function applyBatchEvent(
   redis: TsqRedis,
   op: BatchOp,
   bid: string,
   member: string,
-  options: { info?: string; format?: TimestampFormat } = {},
+  options: { info?: string; format?: TimestampFormat; events?: ClientEventBus } = {},
 ): Promise<{ bid: string; event: BatchEvent }[]> {
   const fired = await redis.batchEvent(
     BATCHES,
@@ -39,7 +38,7 @@ export async function applyBatchEvent(
   const out: { bid: string; event: BatchEvent }[] = [];
   for (let i = 0; i + 1 < fired.length; i += 2) {
     const event = { bid: fired[i]!, event: fired[i + 1] as BatchEvent };
-    batchEvents.emit("fired", event.bid, event.event);
+    options.events?.emit("batchFired", event.bid, event.event);
     out.push(event);
   }
   return out;

@@ -4,7 +4,7 @@
  */
 export { Batch, type BatchOptions, type CallbackOptions } from "./Batch.js";
 export { BatchError } from "./refusal.js";
-export { batchEvents, type BatchEvent } from "./events.js";
+export type { BatchEvent } from "./events.js";
 export { type BatchStatus } from "./status.js";
 export {
   workflow,

@@ -7,7 +7,7 @@
 import { definePlugin } from "../../../server/plugin.js";
 import type { JobPayload } from "../../../wire/payload.js";
 import { applyBatchEvent, failureInfo } from "./events.js";
-import { joinBatches, markBatchMember } from "./membership.js";
+import { BatchMembership } from "./membership.js";
 import { inBatch, runInBatch } from "./runHook.js";
 import { WorkflowStep } from "./workflow/WorkflowStep.js";
 import type { Batch } from "./Batch.js";
@@ -24,10 +24,11 @@ declare module "../../../client/Job.js" {
 
 export const batches = definePlugin({
   name: "batches",
-  client() {
+  client({ events }) {
+    const membership = new BatchMembership(events);
     return {
-      stamp: (job) => markBatchMember(job),
-      beforeWrite: (redis, jobs) => joinBatches(redis, jobs),
+      stamp: (job) => membership.mark(job),
+      beforeWrite: (redis, jobs) => membership.join(redis, jobs),
     };
   },
   server(ctx) {
@@ -36,6 +37,7 @@ export const batches = definePlugin({
       await applyBatchEvent(ctx.redis, "death", job.bid as string, job.jid, {
         info: failureInfo(job, error),
         format: ctx.timestampFormat,
+        events: ctx.client.events,
       }).catch((batchError: unknown) =>
         ctx.logger.error({ err: batchError, bid: job.bid }, "could not record a death in its batch"),
       );

@@ -50,8 +50,12 @@ export async function runInBatch(
     await running.run({ bid, jid: job.jid, attempt, children: 0 }, invoke);
   } catch (error) {
     if (!aborted(instance) && !limited)
-      await applyBatchEvent(redis, "failure", bid, job.jid, { info: failureInfo(job, toError(error)), format }).catch(
-        (batchError: unknown) => ctx.logger.error({ err: batchError, bid }, "could not record a failure in its batch"),
+      await applyBatchEvent(redis, "failure", bid, job.jid, {
+        info: failureInfo(job, toError(error)),
+        format,
+        events: ctx.client.events,
+      }).catch((batchError: unknown) =>
+        ctx.logger.error({ err: batchError, bid }, "could not record a failure in its batch"),
       );
     throw error;
   } finally {
@@ -61,7 +65,7 @@ export async function runInBatch(
   if (aborted(instance) || limited) return;
   // Stored before the success that may start the next stage, which reads it.
   if (step) await storeResult(redis, step);
-  await applyBatchEvent(redis, "success", bid, job.jid, { format });
+  await applyBatchEvent(redis, "success", bid, job.jid, { format, events: ctx.client.events });
 }
 
 function aborted(instance: object): boolean {

@@ -15,7 +15,8 @@ import type { ClientMiddlewareArgs } from "../../../client/Client.js";
 import { jobClassOf } from "../../../client/jobClasses.js";
 import { acquireLock } from "../Lock.js";
 import { heldKey } from "../release.js";
-import type { Next } from "../../../platform/Chain.js";
+import type { MiddlewareFunction, Next } from "../../../platform/Chain.js";
+import type { ClientEventBus } from "../../../client/events.js";
 import { uniqueLockKey } from "./digest.js";
 import { reportRejected } from "./events.js";
 import { uniquePolicyOf } from "./policy.js";
@@ -23,10 +24,14 @@ import { uniquePolicyOf } from "./policy.js";
 /** Seconds a lock lasts when a stored job names one but its `unique_for` is unreadable (Enterprise's usual 10 min). */
 const FALLBACK_UNIQUE_FOR = 600;
 
-export async function uniqueOnPush(
-  _className: ClientMiddlewareArgs[0],
+/** The middleware for one Client: a refused push is announced on that client's `events`. */
+export function uniqueOnPush(events: ClientEventBus): MiddlewareFunction<ClientMiddlewareArgs> {
+  return (_className, job, _queue, redis, next) => lockOnPush(events, job, redis, next);
+}
+
+async function lockOnPush(
+  events: ClientEventBus,
   job: ClientMiddlewareArgs[1],
-  _queue: ClientMiddlewareArgs[2],
   redis: ClientMiddlewareArgs[3],
   next: Next,
 ): Promise<void> {
@@ -45,7 +50,7 @@ export async function uniqueOnPush(
   const delay = job.at === undefined ? 0 : Math.max(job.at - Date.now() / 1000, 0); // seconds
   const result = await acquireLock(redis, key, job.jid, { ttlMs: (delay + seconds) * 1000 });
   if (result.acquired) return next();
-  reportRejected(job, result.holder);
+  reportRejected(events, job, result.holder);
 }
 
 function validSeconds(value: unknown): value is number {

@@ -1,21 +1,13 @@
 /**
- * Process-wide unique-job events: a refused push is logged here, with the jid holding the lock as
- * Enterprise logs it ("not unique (lock held by JID …)", Ent #5736), and announced to the process's
- * metrics (`tsq_jobs_unique_rejected_total`). Pushes happen in any process that has a Client, so this is
- * not tied to a worker's context.
+ * A refused push is logged here, with the jid holding the lock as Enterprise logs it ("not unique (lock
+ * held by JID …)", Ent #5736), and announced on the pushing Client's events, which a worker's metrics
+ * count (`tsq_jobs_unique_rejected_total`).
  */
-import { EventEmitter } from "node:events";
+import type { ClientEventBus } from "../../../client/events.js";
 import { logger } from "../../../platform/logger.js";
 import { displayClass, type JobPayload } from "../../../wire/payload.js";
 
-export interface UniqueEvents {
-  /** A push was refused: `holder` holds the job's unique lock. */
-  rejected: [job: JobPayload, queue: string, holder: string];
-}
-
-export const uniqueEvents = new EventEmitter<UniqueEvents>();
-
-export function reportRejected(job: JobPayload, holder: string): void {
+export function reportRejected(events: ClientEventBus, job: JobPayload, holder: string): void {
   const klass = displayClass(job);
   logger().info(
     {
@@ -29,5 +21,5 @@ export function reportRejected(job: JobPayload, holder: string): void {
     },
     `Skipping enqueue for ${klass} JID-${job.jid}, not unique (lock held by JID ${holder})`,
   );
-  uniqueEvents.emit("rejected", job, job.queue, holder);
+  events.emit("uniqueRejected", job, job.queue, holder);
 }

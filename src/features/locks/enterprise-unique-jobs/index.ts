@@ -5,6 +5,5 @@
  */
 export { uniqueOnPush } from "./clientMiddleware.js";
 export { UniqueServerMiddleware } from "./ServerMiddleware.js";
-export { uniqueEvents } from "./events.js";
 export { Unique, type LockedOptions } from "./Unique.js";
 export { uniquePolicyOf, type UniqueOptions, type UniqueUntil } from "./policy.js";

@@ -17,8 +17,8 @@ declare module "../../../client/options.js" {
 
 export const uniqueJobs = definePlugin({
   name: "unique-jobs",
-  client() {
-    return { middleware: uniqueOnPush, replaysScheduled: false };
+  client({ events }) {
+    return { middleware: uniqueOnPush(events), replaysScheduled: false };
   },
   server(ctx) {
     if (!ctx.registry.all().some((klass) => uniquePolicyOf(klass) !== undefined)) return undefined;

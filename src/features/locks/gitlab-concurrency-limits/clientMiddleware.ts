@@ -20,7 +20,7 @@
  * later middleware still runs and reliable push can hold the job; a job built for another atomic write
  * (a periodic job's tick claim, a batch callback) is not admitted (Client.build).
  */
-import { EventEmitter } from "node:events";
+import type { ClientEventBus } from "../../../client/events.js";
 import type { AlternateWrite, ClientMiddlewareArgs, PreparedJob } from "../../../client/plugin.js";
 import { jobClassOf } from "../../../client/jobClasses.js";
 import { DEFAULTS } from "../../../platform/config/defaults.js";
@@ -47,11 +47,6 @@ export const ADMISSION_DEFAULTS: Readonly<AdmissionSettings> = Object.freeze({
   slotTtl: DEFAULTS.heartbeatTtl,
 });
 
-/** Process-wide, as pushes happen in any process with a Client: counted by the metrics. */
-export const limitEvents = new EventEmitter<{
-  limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
-}>();
-
 /**
  * One Client's admissions: the jobs its middleware marked, with the limit read at push (a function
  * limit is read once per job). Per Client, so two clients with different bounds stay apart.
@@ -59,7 +54,11 @@ export const limitEvents = new EventEmitter<{
 export class Admission implements AlternateWrite {
   private readonly marked = new WeakMap<JobPayload, number>();
 
-  constructor(private readonly settings: AdmissionSettings) {}
+  constructor(
+    private readonly settings: AdmissionSettings,
+    /** The Client's events: parked and refused pushes are announced there (counted by the metrics). */
+    private readonly events: ClientEventBus,
+  ) {}
 
   readonly middleware = async (
     _className: ClientMiddlewareArgs[0],
@@ -125,11 +124,11 @@ export class Admission implements AlternateWrite {
     const refused: { job: JobPayload; parked: number }[] = [];
     replies.forEach(({ status, parked }, i) => {
       const { job } = entries[i]!;
-      if (status === 0) reportParked(job, this.marked.get(job)!);
+      if (status === 0) this.reportParked(job, this.marked.get(job)!);
       else if (status === -1) refused.push({ job, parked });
     });
     if (refused.length === 0) return;
-    for (const { job } of refused) limitEvents.emit("limited", job, job.queue, "refused");
+    for (const { job } of refused) this.events.emit("limited", job, job.queue, "refused");
     // Not enqueued: a dedup or unique lock taken for the job at push must not block its next push.
     await releaseLocksOf(
       redis,
@@ -139,19 +138,20 @@ export class Admission implements AlternateWrite {
     );
     throw refusal(refused, this.marked.get(refused[0]!.job)!);
   }
+
+  /** Debug, not info as at fetch time: a push is a caller's hot path (a web request, `tsqctl push`'s stdout). */
+  private reportParked(job: JobPayload, limit: number): void {
+    const name = displayClass(job);
+    logger().debug(
+      { class: name, jid: job.jid, queue: job.queue, job_status: "concurrency_limit", concurrency_limit: limit },
+      limit < 0
+        ? `${name} is paused (concurrencyLimit < 0): job parked at push until the limit is raised`
+        : `parked at push: all ${limit} slots of ${name} are taken; the job runs when one frees`,
+    );
+    this.events.emit("limited", job, job.queue, "parked");
+  }
 }
 
-/** Debug, not info as at fetch time: a push is a caller's hot path (a web request, `tsqctl push`'s stdout). */
-function reportParked(job: JobPayload, limit: number): void {
-  const name = displayClass(job);
-  logger().debug(
-    { class: name, jid: job.jid, queue: job.queue, job_status: "concurrency_limit", concurrency_limit: limit },
-    limit < 0
-      ? `${name} is paused (concurrencyLimit < 0): job parked at push until the limit is raised`
-      : `parked at push: all ${limit} slots of ${name} are taken; the job runs when one frees`,
-  );
-  limitEvents.emit("limited", job, job.queue, "parked");
-}
 
 function refusal(refused: readonly { job: JobPayload; parked: number }[], limit: number): ConcurrencyLimitFullError {
   const { job, parked } = refused[0]!;

@@ -18,7 +18,6 @@ import type { JobPayload } from "../../../wire/payload.js";
 import { logger } from "../../../platform/logger.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { dedupId, dedupIdOfPayload, dedupLockKey } from "./digest.js";
-import { dedupEvents } from "./events.js";
 import { dedupPolicyOf, type DedupPolicy } from "./policy.js";
 
 export class DeduplicationServerMiddleware {
@@ -71,7 +70,6 @@ export class DeduplicationServerMiddleware {
     // either a held lock (and signals again) or a free one (and is enqueued).
     const results = (await this.redis.multi().del(dedupSignalKey(id)).hdel(dedupLockKey(id), job.jid).exec()) ?? [];
     if (results[0]?.[1] !== 1) return;
-    dedupEvents.emit("rescheduled", job, queue);
     logger().info(
       { idempotency_key: job.idempotency_key, "deduplication.type": policy.strategy },
       "rescheduled once: a duplicate was dropped while the job ran",

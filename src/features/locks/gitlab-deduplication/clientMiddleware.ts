@@ -15,15 +15,20 @@ import type { ClientMiddlewareArgs } from "../../../client/Client.js";
 import { jobClassOf } from "../../../client/jobClasses.js";
 import { dedupSignalKey } from "../../../wire/keys.js";
 import { acquireLock } from "../Lock.js";
-import type { Next } from "../../../platform/Chain.js";
+import type { MiddlewareFunction, Next } from "../../../platform/Chain.js";
+import type { ClientEventBus } from "../../../client/events.js";
 import { dedupId, dedupLockKey } from "./digest.js";
 import { reportDeduplicated } from "./events.js";
 import { dedupPolicyOf } from "./policy.js";
 
-export async function deduplicateOnPush(
-  _className: ClientMiddlewareArgs[0],
+/** The middleware for one Client: a dropped duplicate is announced on that client's `events`. */
+export function deduplicationOnPush(events: ClientEventBus): MiddlewareFunction<ClientMiddlewareArgs> {
+  return (_className, job, _queue, redis, next) => deduplicateOnPush(events, job, redis, next);
+}
+
+async function deduplicateOnPush(
+  events: ClientEventBus,
   job: ClientMiddlewareArgs[1],
-  _queue: ClientMiddlewareArgs[2],
   redis: ClientMiddlewareArgs[3],
   next: Next,
 ): Promise<void> {
@@ -43,5 +48,5 @@ export async function deduplicateOnPush(
   });
   if (result.acquired) return next();
   job["duplicate-of"] = result.holder;
-  reportDeduplicated(job, policy, result.holder);
+  reportDeduplicated(events, job, policy, result.holder);
 }

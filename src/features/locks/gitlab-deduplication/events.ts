@@ -1,23 +1,18 @@
 /**
- * Process-wide deduplication events: a dropped duplicate is logged here (GitLab's DeduplicationLogger
- * fields) and announced to the process's metrics (`tsq_jobs_deduplicated_total`). Pushes happen in any
- * process that has a Client, so this is not tied to a worker's context.
+ * A dropped duplicate is logged here (GitLab's DeduplicationLogger fields) and announced on the pushing
+ * Client's events, which a worker's metrics count (`tsq_jobs_deduplicated_total`).
  */
-import { EventEmitter } from "node:events";
+import type { ClientEventBus } from "../../../client/events.js";
 import { logger } from "../../../platform/logger.js";
 import { displayClass, type JobPayload } from "../../../wire/payload.js";
 import type { DedupPolicy } from "./policy.js";
 
-export interface DedupEvents {
-  /** A push was dropped: `existingJid` already holds the lock. */
-  deduplicated: [job: JobPayload, queue: string, existingJid: string];
-  /** A job ran once more because a duplicate was dropped while it ran (reschedule_once). */
-  rescheduled: [job: JobPayload, queue: string];
-}
-
-export const dedupEvents = new EventEmitter<DedupEvents>();
-
-export function reportDeduplicated(job: JobPayload, policy: DedupPolicy, existingJid: string): void {
+export function reportDeduplicated(
+  events: ClientEventBus,
+  job: JobPayload,
+  policy: DedupPolicy,
+  existingJid: string,
+): void {
   const options: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(policy.options))
     if (value !== undefined) options[`deduplication.options.${key}`] = value;
@@ -34,5 +29,5 @@ export function reportDeduplicated(job: JobPayload, policy: DedupPolicy, existin
     },
     `${displayClass(job)} JID-${job.jid}: deduplicated: ${policy.strategy}`,
   );
-  dedupEvents.emit("deduplicated", job, job.queue, existingJid);
+  events.emit("deduplicated", job, job.queue, existingJid);
 }

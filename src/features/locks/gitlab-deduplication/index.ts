@@ -3,8 +3,7 @@
  * (src/features/locks/Lock.ts). Every Client installs the push side; the Launcher puts the run side first in
  * the server chain.
  */
-export { deduplicateOnPush } from "./clientMiddleware.js";
+export { deduplicationOnPush } from "./clientMiddleware.js";
 export { DeduplicationServerMiddleware } from "./ServerMiddleware.js";
 export { releaseLocksOf } from "../release.js";
-export { dedupEvents } from "./events.js";
 export { dedupPolicyOf, DEFAULT_TTL, type DeduplicateOptions, type Strategy } from "./policy.js";

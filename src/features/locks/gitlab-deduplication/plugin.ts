@@ -4,15 +4,15 @@
  * class this worker runs is idempotent, so other fleets' jobs do not pay for it.
  */
 import { definePlugin } from "../../../server/plugin.js";
-import { deduplicateOnPush } from "./clientMiddleware.js";
+import { deduplicationOnPush } from "./clientMiddleware.js";
 import { dedupPolicyOf } from "./policy.js";
 import { DeduplicationServerMiddleware } from "./ServerMiddleware.js";
 
 export const deduplication = definePlugin({
   name: "deduplication",
-  client() {
+  client({ events }) {
     // Only jobs naming a lock, which the poller's batched move hands back for the client path.
-    return { middleware: deduplicateOnPush, replaysScheduled: false };
+    return { middleware: deduplicationOnPush(events), replaysScheduled: false };
   },
   server(ctx) {
     if (!ctx.registry.all().some((klass) => dedupPolicyOf(klass) !== undefined)) return undefined;
