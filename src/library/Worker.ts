@@ -14,6 +14,7 @@
 import { EventEmitter } from "node:events";
 import { logger as rootLogger, type Logger } from "../platform/logger.js";
 import { defaultPlugins } from "../client/defaultPlugins.js";
+import { RegisteredServerConfig } from "../server/serverConfig.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
 import type { Plugin } from "../server/plugin.js";
@@ -59,7 +60,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       throw new TypeError("new Worker(config): config must be an object");
     const registry = new Registry();
     for (const klass of jobClassesOf(config.jobs)) registry.register(klass);
-    this.launcher = Worker.launch(workerOptionsOf(config), registry, config.logger, config.plugins, config.jobFactory);
+    this.launcher = Worker.launch(workerOptionsOf(config), registry, config.logger, config.plugins, {
+      jobFactory: config.jobFactory,
+      configure: config.configure,
+    });
     this.forwardEvents();
   }
 
@@ -86,12 +90,20 @@ export class Worker extends EventEmitter<WorkerEvents> {
     registry: Registry,
     logger: Logger | undefined,
     plugins: readonly Plugin[] | undefined,
-    jobFactory?: WorkerConfig["jobFactory"],
+    own: Pick<WorkerConfig, "jobFactory" | "configure"> = {},
   ): Launcher {
+    let serverConfig: RegisteredServerConfig | undefined;
+    if (own.configure) {
+      if (typeof own.configure !== "function")
+        throw new TypeError("Worker: `configure` must be a function (config) => { ... }");
+      serverConfig = new RegisteredServerConfig();
+      own.configure(serverConfig);
+    }
     return new Launcher(options, registry, {
       logger: logger ?? rootLogger(),
       plugins: plugins ?? defaultPlugins<Plugin>(),
-      ...(jobFactory ? { jobFactory } : {}),
+      ...(own.jobFactory ? { jobFactory: own.jobFactory } : {}),
+      ...(serverConfig ? { serverConfig } : {}),
     });
   }
 

@@ -19,6 +19,7 @@ import type { QueueSpec, WorkerOptions } from "../platform/config/options.js";
 import type { Logger } from "../platform/logger.js";
 import type { Plugin } from "../server/plugin.js";
 import type { JobFactory } from "../server/context.js";
+import type { ServerConfig } from "../server/serverConfig.js";
 import { isRunnable, type RunnableClass } from "../server/Registry.js";
 
 export interface WorkerConfig {
@@ -36,6 +37,11 @@ export interface WorkerConfig {
   timeout?: number;
   /** Builds the instance a job runs on, e.g. `(Class) => moduleRef.get(Class)` (default `new Class()`). */
   jobFactory?: JobFactory;
+  /**
+   * This worker's own server middleware, client middleware, death and lifecycle handlers, registered as
+   * with `configureServer` (which this replaces for this worker): `configure: (c) => c.middleware.add(M)`.
+   */
+  configure?: (config: ServerConfig) => void;
   /** Features, in chain order (default: every built-in one, `builtinPlugins()`); `[]`: plain Sidekiq OSS. */
   plugins?: readonly Plugin[];
   /** A pino (or pino-compatible) logger; default tsq's own. */

@@ -30,7 +30,7 @@ import { ProcessState } from "./ProcessState.js";
 import { ExecutionTracker } from "../metrics/ExecutionTracker.js";
 import { queueMode } from "./fetch/queueOrder.js";
 import type { Registry } from "./Registry.js";
-import { serverConfig, type LifecycleEvent } from "./serverConfig.js";
+import { serverConfig, type LifecycleEvent, type RegisteredServerConfig } from "./serverConfig.js";
 import { recoverIdentity, sweepOrphans } from "./fetch/recovery.js";
 import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
 import { registerReliable } from "./fetch/registration.js";
@@ -58,6 +58,8 @@ export interface LauncherHooks {
    * worker's client.
    */
   ownsDefaultClient?: boolean;
+  /** This worker's own middleware, death handlers and lifecycle handlers; default: the process's (configureServer). */
+  serverConfig?: RegisteredServerConfig;
 }
 
 export class Launcher {
@@ -76,10 +78,13 @@ export class Launcher {
   private stopping: Promise<void> | undefined;
   /** Replaced by the stop's own budget when a stop begins; a second signal hurries it. */
   private budget = new StopBudget(0);
+  /** Middleware, death and lifecycle handlers this worker was built with. */
+  private readonly config: RegisteredServerConfig;
 
   constructor(options: WorkerOptions, registry: Registry, hooks: LauncherHooks = {}) {
     const { identity, hostname } = newIdentity();
-    const config = serverConfig();
+    const config = hooks.serverConfig ?? serverConfig();
+    this.config = config;
     const open = (name: string, blocking = false): TsqRedis => {
       const conn = connect(options.redisUrl, { name, blocking });
       this.connections.push(conn);
@@ -330,7 +335,7 @@ export class Launcher {
   }
 
   private async fire(event: LifecycleEvent): Promise<void> {
-    for (const handler of serverConfig().handlers[event]) {
+    for (const handler of this.config.handlers[event]) {
       try {
         await handler();
       } catch (error) {

@@ -7,7 +7,9 @@
  *     config.on("startup", async () => { ... });
  *   });
  *
- * The Launcher reads it when it starts, after loading the job module.
+ * The Launcher reads it when it starts, after loading the job module. A worker built from code may be
+ * given its own registrations instead (`new Worker({ configure })`), so two workers in one process
+ * run different middleware.
  */
 import { Chain } from "../platform/Chain.js";
 import type { ClientMiddlewareArgs } from "../client/Client.js";
@@ -23,7 +25,8 @@ export interface ServerConfig {
   on(event: LifecycleEvent, handler: () => unknown): void;
 }
 
-class Config implements ServerConfig {
+/** Registrations as a worker reads them: the lifecycle handlers too. */
+export class RegisteredServerConfig implements ServerConfig {
   readonly middleware = new Chain<ServerMiddlewareArgs>();
   readonly clientMiddleware = new Chain<ClientMiddlewareArgs>();
   readonly deathHandlers: DeathHandler[] = [];
@@ -34,17 +37,17 @@ class Config implements ServerConfig {
   }
 }
 
-let config = new Config();
+let config = new RegisteredServerConfig();
 
 export function configureServer(fn: (config: ServerConfig) => void): void {
   fn(config);
 }
 
-export function serverConfig(): Config {
+export function serverConfig(): RegisteredServerConfig {
   return config;
 }
 
 /** Forgets every registration (tests build several launchers in one process). */
 export function resetServerConfig(): void {
-  config = new Config();
+  config = new RegisteredServerConfig();
 }

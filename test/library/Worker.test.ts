@@ -122,3 +122,43 @@ test("a module's exports are accepted as `jobs`; weighted queues", async () => {
   await worker.stop();
   assert.equal(await handle.redis.sismember("super_processes", worker.identity), 0);
 });
+
+test("two workers with their own `configure`: each runs its own middleware and lifecycle handlers", async () => {
+  const seen: string[] = [];
+  const tagging = (tag: string) => (_instance: object, job: { jid: string }, _queue: string, next: () => unknown) => {
+    seen.push(`${tag}:${job.jid}`);
+    return next();
+  };
+  const workers = ["one", "two"].map(
+    (tag) =>
+      new Worker({
+        redis: handle.url,
+        jobs: [GreetJob],
+        queues: [tag],
+        configure: (config) => {
+          config.middleware.add(tagging(tag));
+          config.on("startup", () => void seen.push(`${tag}:startup`));
+          config.on("shutdown", () => void seen.push(`${tag}:shutdown`));
+        },
+      }),
+  );
+  for (const worker of workers) await worker.start();
+  const client = new Client({ redis: handle.url });
+  const first = await client.push({ class: GreetJob, args: ["a"], queue: "one" });
+  const second = await client.push({ class: GreetJob, args: ["b"], queue: "two" });
+  await client.close();
+  await until(() => seen.length === 4);
+  for (const worker of workers) await worker.stop({ timeout: 1 });
+  assert.deepEqual(seen.sort(), [
+    `one:${first}`,
+    "one:shutdown",
+    "one:startup",
+    `two:${second}`,
+    "two:shutdown",
+    "two:startup",
+  ]);
+  assert.throws(
+    () => new Worker({ redis: handle.url, jobs: [GreetJob], configure: "yes" as never }),
+    /`configure` must be a function/,
+  );
+});
