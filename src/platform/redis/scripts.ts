@@ -270,8 +270,9 @@ function loadScripts(): Script[] {
 export function scriptSource(file: string): string {
   const path = scriptFiles().get(basename(file));
   if (!path) throw new Error(`no Lua script named ${file} under ${SOURCE_ROOT}`);
-  return readFileSync(path, "utf8").replace(/^-- include: ((?:\.\.\/)*(?:[\w-]+\/)*lib\/[\w-]+\.lua)$/gm, (_, lib: string) =>
-    readFileSync(join(dirname(path), lib), "utf8"),
+  return readFileSync(path, "utf8").replace(
+    /^-- include: ((?:\.\.\/)*(?:[\w-]+\/)*lib\/[\w-]+\.lua)$/gm,
+    (_, lib: string) => readFileSync(join(dirname(path), lib), "utf8"),
   );
 }
 

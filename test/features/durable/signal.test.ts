@@ -83,11 +83,7 @@ test("a real worker starts 200 signalled jobs without waiting for a poll; the ga
   for (let i = 0; i < count; i++)
     jids.push((await launcher.ctx.client.push({ class: "WakeTimedJob", args: ["s", `e:${i}`] }))!);
   await launcher.ctx.client.push({ class: "SleepyJob", args: ["z", 3600] });
-  await eventually(
-    async () => (await countParked(handle.redis)).waiting === count,
-    30_000,
-    "all parked",
-  );
+  await eventually(async () => (await countParked(handle.redis)).waiting === count, 30_000, "all parked");
   await eventually(async () => (await countParked(handle.redis)).sleeping === 1, 10_000, "one asleep");
   const families = parseExposition(renderFamilies(await new RedisGauges(handle.redis).read(1000)));
   assert.equal(total(families, "tsq_durable_waiting"), count);
