@@ -157,6 +157,11 @@ export class Client {
     return this.middleware.size > 0 || this.hooks.some((hook) => hook.middleware && hook.replaysScheduled !== false);
   }
 
+  /** How this client writes `enqueued_at` and other timestamps: float seconds, or integer ms (Sidekiq 8). */
+  get timestampFormat(): TimestampFormat {
+    return this.format;
+  }
+
   /** Jobs held in memory by reliable push, waiting for Redis (0 when it is off). */
   get bufferedJobs(): number {
     let held = this.home.buffered;

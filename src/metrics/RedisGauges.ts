@@ -8,6 +8,7 @@
  *   2. per queue: LLEN queue:<q>, LINDEX queue:<q> -1 (the oldest job: LPUSH adds on the left)
  *   3. concurrency limits: HGETALL tsq:limits, then per limited class HVALS of its slots and LLEN of
  *      its parked list (src/features/locks/gitlab-concurrency-limits/status.ts)
+ *   4. parked durable jobs: one ZCOUNT per index (src/features/durable/status.ts)
  * Latency is Sidekiq's `Queue#latency`: now − the oldest job's enqueued_at (float seconds or integer
  * ms), 0 for an empty queue.
  *
@@ -29,6 +30,7 @@ import {
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { toEpochSeconds } from "../wire/timestamps.js";
 import { readLimits, type LimitStatus } from "../features/locks/gitlab-concurrency-limits/status.js";
+import { countParked, type ParkedCounts } from "../features/durable/status.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import type { MetricFamily, Sample } from "./exposition.js";
 import { LabelCap } from "./LabelCap.js";
@@ -46,6 +48,7 @@ interface RedisState {
   /** class -> jobs parked on its keyed limits (tsq:rl-waiting), and the stat of OverLimit reschedules. */
   limitWaiting: Record<string, string>;
   overrated: number;
+  durable: ParkedCounts;
 }
 
 export class RedisGauges {
@@ -102,6 +105,7 @@ export class RedisGauges {
       limits: await readLimits(this.redis),
       limitWaiting: await this.redis.hgetall(KEYED_WAITING),
       overrated: Number((await this.redis.get(STAT_OVERRATED)) ?? 0),
+      durable: await countParked(this.redis),
     };
   }
 }
@@ -174,6 +178,16 @@ function toFamilies(state: RedisState): MetricFamily[] {
       "tsq_overrated",
       "Jobs rescheduled because a rate limiter was over its limit, all time (tsq:stat:overrated).",
       single(state.overrated),
+    ),
+    gauge(
+      "tsq_durable_waiting",
+      "Durable jobs parked on an event (waitFor), neither signalled nor past their deadline.",
+      single(state.durable.waiting),
+    ),
+    gauge(
+      "tsq_durable_sleeping",
+      "Durable jobs sleeping (sleep, sleepUntil) until a time still to come.",
+      single(state.durable.sleeping),
     ),
     gauge(
       "tsq_processes",

@@ -9,33 +9,20 @@
 -- ARGV[3]  the new `enqueued_at` value, as JSON number text (float seconds or integer ms)
 -- ARGV[4]  queue key prefix ("queue:")
 --
--- The job text is edited, not re-encoded (cjson would rewrite numbers and key order): `enqueued_at`
--- is replaced where it is the only occurrence of that key, or appended before the closing brace when
--- absent. A job this cannot do safely (a nested "enqueued_at", not an object, no queue) is removed
--- from the set and returned for the caller to push through the client, and so is a job that names a
--- lock of the lock core (a `"tsq:lock:` value: `idempotency_key`, `tsq_unique_key`): deduplication and
--- unique jobs check it again when it is due, as GitLab's and Enterprise's client middleware do under
--- Ruby's poller (the same jid counts as holding the lock).
+-- Each job goes through stamp_enqueued_at (lib/enqueued-at.lua). A job it cannot edit safely (a nested
+-- "enqueued_at", not an object, no queue) is removed from the set and returned for the caller to push
+-- through the client, and so is a job that names a lock of the lock core: deduplication and unique jobs
+-- check it again when it is due, as GitLab's and Enterprise's client middleware do under Ruby's poller
+-- (the same jid counts as holding the lock).
 --
 -- Returns: { moved, returned1, returned2, ... }
+-- include: lib/enqueued-at.lua
 local due = redis.call("zrangebyscore", KEYS[1], "-inf", ARGV[1], "LIMIT", 0, tonumber(ARGV[2]))
 local result = { 0 }
 local moved = 0
-local stamp = '"enqueued_at":' .. ARGV[3]
 for _, job in ipairs(due) do
   redis.call("zrem", KEYS[1], job)
-  local ok, decoded = pcall(cjson.decode, job)
-  local queue = ok and type(decoded) == "table" and decoded["queue"] or nil
-  local first = string.find(job, '"enqueued_at":', 1, true)
-  local again = first and string.find(job, '"enqueued_at":', first + 1, true)
-  local text = nil
-  if type(queue) == "string" and queue ~= "" and not again and not string.find(job, '"tsq:lock:', 1, true) then
-    if first and decoded["enqueued_at"] ~= nil then
-      text = string.gsub(job, '"enqueued_at":%s*%-?[%d%.eE%+%-]+', stamp, 1)
-    elseif not first and string.match(job, "}%s*$") then
-      text = string.gsub(job, "}%s*$", "," .. stamp .. "}", 1)
-    end
-  end
+  local text, queue = stamp_enqueued_at(job, ARGV[3])
   if text then
     redis.call("sadd", KEYS[2], queue)
     redis.call("lpush", ARGV[4] .. queue, text)

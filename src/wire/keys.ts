@@ -41,6 +41,8 @@
  *                                    data), done, cancelled (epoch s); EXPIRE 7 days by default
  *   tsq:durable:signal:<event> STRING the last signal's JSON data for <event>, EX its retention (7 days)
  *   tsq:durable:waiters:<event> HASH jid -> the parked job's payload (as in `schedule`)
+ *   tsq:durable:index:waiting ZSET  jid -> deadline (epoch s) of each job parked on an event (the gauge's count)
+ *   tsq:durable:index:sleeping ZSET jid -> wake time (epoch s) of each sleeping durable job (the gauge's count)
  *   tsq:cancel:<identity>     CHANNEL pub/sub: jids a tsq process must cancel (Ruby never subscribes)
  *   tsq:cancel                CHANNEL pub/sub: the same, to every tsq process (owner not in a work hash yet)
  *   tsq:lock:rate:c:<name>    HASH   a concurrent rate limiter's leases (the lock core, N holders)
@@ -278,6 +280,13 @@ export function durableSignalKey(event: string): string {
 export function durableWaitersKey(event: string): string {
   return `${DURABLE_PREFIX}waiters:${event}`;
 }
+
+/**
+ * Parked durable jobs by jid, scored by deadline or wake time (epoch s), so `tsq_durable_waiting` and
+ * `tsq_durable_sleeping` are one ZCOUNT each; entries whose time has passed are stale and not counted.
+ */
+export const DURABLE_WAITING_INDEX = `${DURABLE_PREFIX}index:waiting`;
+export const DURABLE_SLEEPING_INDEX = `${DURABLE_PREFIX}index:sleeping`;
 
 /** The pub/sub channel every tsq process reads cancels from, for a job whose owner is not known yet. */
 export const CANCEL_BROADCAST = "tsq:cancel";

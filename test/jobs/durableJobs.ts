@@ -113,3 +113,30 @@ export class CountJob extends Job {
     await redis().incr(`${key}:count`);
   }
 }
+
+/** Records when each execution starts (<key>:starts:<jid>, epoch ms), then waits for `event`. */
+export class WakeTimedJob extends DurableJob {
+  async perform(key: string, event: string): Promise<void> {
+    await redis().rpush(`${key}:starts:${this.jid}`, String(Date.now()));
+    await this.waitFor(event, { timeout: 3600 });
+    await redis().sadd(`${key}:done`, this.jid);
+  }
+}
+
+/**
+ * A durable job that runs until its signal aborts: records its pid on start (<key>:runs) and the epoch
+ * ms at which the abort reached it (<key>:aborted_at), then throws the reason.
+ */
+export class AbortTimedJob extends DurableJob {
+  async perform(key: string): Promise<void> {
+    await this.step("begin", () => true);
+    // Read the clock in the abort listener itself: what is measured is the abort, not a later await.
+    const abortedAt = new Promise<number>((resolve) => {
+      if (this.signal.aborted) resolve(Date.now());
+      else this.signal.addEventListener("abort", () => resolve(Date.now()), { once: true });
+    });
+    await redis().rpush(`${key}:runs`, `started:${process.pid}`);
+    await redis().set(`${key}:aborted_at`, String(await abortedAt));
+    throw this.signal.reason;
+  }
+}

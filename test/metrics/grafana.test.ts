@@ -28,6 +28,8 @@ const CONTRACT = new Set([
   "tsq_limit_waiting",
   "tsq_limit_slots_waiting",
   "tsq_overrated",
+  "tsq_durable_waiting",
+  "tsq_durable_sleeping",
   "tsq_running_jobs",
   "tsq_push_buffered_jobs",
   "tsq_queue_size",

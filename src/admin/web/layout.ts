@@ -15,6 +15,8 @@ const TABS: [string, string][] = [
   ["Queues", "/queues"],
   ["Retries", "/retries"],
   ["Scheduled", "/scheduled"],
+  // Durable jobs parked in `schedule` (sleeping or waiting on an event): a view of part of Scheduled.
+  ["Waiting", "/waiting"],
   ["Dead", "/morgue"],
   ["Metrics", "/metrics"],
   ["Cron", "/cron"],

@@ -21,7 +21,13 @@ import type { ChainableCommander } from "ioredis";
 import { Job } from "../../client/Job.js";
 import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
-import { SCHEDULE, durableSignalKey, durableWaitersKey } from "../../wire/keys.js";
+import {
+  DURABLE_SLEEPING_INDEX,
+  DURABLE_WAITING_INDEX,
+  SCHEDULE,
+  durableSignalKey,
+  durableWaitersKey,
+} from "../../wire/keys.js";
 import type { JsonValue } from "../../wire/payload.js";
 import { Journal, JOURNAL_TTL, parseEntry } from "./Journal.js";
 import { JournalError, StepOrderError, Suspended, EventTimeoutError } from "./errors.js";
@@ -110,6 +116,7 @@ export abstract class DurableJob extends Job {
       durableSignalKey(event),
       durableWaitersKey(event),
       SCHEDULE,
+      DURABLE_WAITING_INDEX,
       this.jid,
       name,
       position,
@@ -139,8 +146,13 @@ export abstract class DurableJob extends Job {
       if (!entry) await journal.record(name, position, "u", until);
       return;
     }
-    // The record and the re-push in one MULTI: never one without the other.
-    const tx = journal.redis.multi().zadd(SCHEDULE, until, JSON.stringify(this.payload));
+    // The record and the re-push in one MULTI: never one without the other. The index entry (for the
+    // tsq_durable_sleeping gauge) goes stale at `until`; older ones are pruned here, so it stays bounded.
+    const tx = journal.redis
+      .multi()
+      .zadd(SCHEDULE, until, JSON.stringify(this.payload))
+      .zremrangebyscore(DURABLE_SLEEPING_INDEX, "-inf", `(${Math.floor(Date.now() / 1000)}`)
+      .zadd(DURABLE_SLEEPING_INDEX, until, this.jid);
     if (entry) {
       const results = await tx.exec();
       for (const [error] of results ?? []) if (error) throw error;

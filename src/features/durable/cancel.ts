@@ -14,6 +14,8 @@ import {
   QUEUES,
   RETRY,
   SCHEDULE,
+  DURABLE_SLEEPING_INDEX,
+  DURABLE_WAITING_INDEX,
   cancelChannel,
   durableKey,
   durableWaitersKey,
@@ -45,6 +47,9 @@ export async function cancel(jid: string, options: { redis?: Redis } = {}): Prom
     .hsetnx(journal, "cancelled", Math.floor(Date.now() / 1000))
     .expire(journal, JOURNAL_TTL, "NX")
     .hget(journal, "w")
+    // Out of the parked-work gauges at once, not when its deadline or wake time passes.
+    .zrem(DURABLE_WAITING_INDEX, jid)
+    .zrem(DURABLE_SLEEPING_INDEX, jid)
     .exec();
   const parkedOn: unknown = results?.[2]?.[1];
   if (typeof parkedOn === "string") await redis.hdel(durableWaitersKey(parkedOn), jid);

@@ -1,12 +1,24 @@
 /**
  * `signal(event, data)`: wakes the durable jobs waiting on `event` (DurableJob#waitFor) and keeps the
- * data for jobs that start waiting later, from any process that can reach the Redis.
+ * data for jobs that start waiting later, from any process that can reach the Redis. A woken job is
+ * pushed onto its queue by the same atomic step (durable-signal-5.lua), so it starts as soon as a worker
+ * is free, not at the scheduled poller's next poll.
  */
 import type { Redis } from "ioredis";
 import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
-import { DURABLE_PREFIX, SCHEDULE, durableSignalKey, durableWaitersKey } from "../../wire/keys.js";
+import {
+  DURABLE_PREFIX,
+  DURABLE_WAITING_INDEX,
+  QUEUES,
+  SCHEDULE,
+  durableSignalKey,
+  durableWaitersKey,
+  queueKey,
+} from "../../wire/keys.js";
 import { defineScripts } from "../../platform/redis/scripts.js";
+import { DEFAULTS } from "../../platform/config/defaults.js";
+import { formatTimestampJson, nowStamp, type TimestampFormat } from "../../wire/timestamps.js";
 import type { JsonValue } from "../../wire/payload.js";
 
 export interface SignalOptions {
@@ -30,14 +42,24 @@ export async function signal(event: string, data: JsonValue = null, options: Sig
     throw new ArgumentError(`signal's retention is whole seconds >= 1, got ${String(retention)}`);
   const text = JSON.stringify(data);
   if (text === undefined) throw new ArgumentError(`signal("${event}", data): data must be JSON (got ${typeof data})`);
-  const redis = options.redis ? defineScripts(options.redis) : defaultClient().redis;
+  const client = options.redis ? undefined : defaultClient();
+  const redis = options.redis ? defineScripts(options.redis) : client!.redis;
+  // With client middleware, a due job must pass through it as the poller pushes it (Sidekiq re-pushes
+  // scheduled jobs through the client): "" leaves the woken jobs due in `schedule` for the poller.
+  const format: TimestampFormat =
+    client?.timestampFormat ?? (DEFAULTS.sidekiqVersion === 8 ? "milliseconds" : "seconds");
+  const enqueuedAt = client?.replaysScheduled ? "" : formatTimestampJson(nowStamp(format));
   return redis.durableSignal(
     durableSignalKey(event),
     durableWaitersKey(event),
     SCHEDULE,
+    QUEUES,
+    DURABLE_WAITING_INDEX,
     text,
     retention,
     DURABLE_PREFIX,
     event,
+    enqueuedAt,
+    queueKey(""),
   );
 }

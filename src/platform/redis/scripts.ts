@@ -148,12 +148,13 @@ export interface ScriptCommands {
   ): Promise<[number, number, number]>;
   /** batch-open-1.lua: creates or reopens a batch for a `jobs` block; 1 created, 2 reopened (src/features/flow/batches). */
   batchOpen(index: string, ...args: string[]): Promise<number>;
-  /** durable-park-4.lua (features/durable): parks a waitFor() unless its signal is there; see the script's header. */
+  /** durable-park-5.lua (features/durable): parks a waitFor() unless its signal is there; see the script's header. */
   durablePark(
     journal: string,
     signal: string,
     waiters: string,
     schedule: string,
+    waitingIndex: string,
     jid: string,
     stepName: string,
     position: number,
@@ -163,15 +164,22 @@ export interface ScriptCommands {
     ttl: number,
     event: string,
   ): Promise<[string, string?]>;
-  /** durable-signal-3.lua (features/durable): stores a signal and wakes the jobs parked on it; how many woke. */
+  /**
+   * durable-signal-5.lua (features/durable): stores a signal and enqueues the jobs parked on it
+   * (`enqueuedAt` "": leaves them due in `schedule` for the poller); how many woke.
+   */
   durableSignal(
     signal: string,
     waiters: string,
     schedule: string,
+    queues: string,
+    waitingIndex: string,
     data: string,
     retention: number,
     journalPrefix: string,
     event: string,
+    enqueuedAt: string,
+    queuePrefix: string,
   ): Promise<number>;
   /** batch-join-3.lua: makes `jids` members of the batch (its hash, pending and unrun keys); its new total. */
   batchJoin(batchHash: string, pending: string, unrun: string, ...jids: string[]): Promise<number>;
@@ -256,13 +264,15 @@ function loadScripts(): Script[] {
  * The text Redis runs for the script named `file` (e.g. "reliable-fetch.lua"). Lua shared by several
  * scripts lives in a `lib/` folder beside them and is pasted in where a script says
  * `-- include: lib/<name>.lua`, relative to the script's own folder (`../lib/<name>.lua` for a family's
- * shared lib one folder up; Redis runs each script alone: there is no `require`).
+ * shared lib one folder up, `../../server/lib/<name>.lua` for a feature reusing the core's; Redis runs
+ * each script alone: there is no `require`).
  */
 export function scriptSource(file: string): string {
   const path = scriptFiles().get(basename(file));
   if (!path) throw new Error(`no Lua script named ${file} under ${SOURCE_ROOT}`);
-  return readFileSync(path, "utf8").replace(/^-- include: ((?:\.\.\/)*lib\/[\w-]+\.lua)$/gm, (_, lib: string) =>
-    readFileSync(join(dirname(path), lib), "utf8"),
+  return readFileSync(path, "utf8").replace(
+    /^-- include: ((?:\.\.\/)*(?:[\w-]+\/)*lib\/[\w-]+\.lua)$/gm,
+    (_, lib: string) => readFileSync(join(dirname(path), lib), "utf8"),
   );
 }
 

@@ -89,6 +89,12 @@ test("ParkedJobs, tsqctl waiting and /waiting list waiting and sleeping jobs, es
   const { status, body } = await new WebSession(web.url).get("/waiting");
   assert.equal(status, 200);
   assert.match(body, /Waiting on an event \(2\)/);
+  assert.match(body, /<a class="tab active" href="\/waiting">Waiting<\/a>/, "its own tab, marked");
+  const home = await new WebSession(web.url).get("/");
+  assert.match(
+    home.body,
+    /<a class="tab" href="\/scheduled">Scheduled<\/a><a class="tab" href="\/waiting">Waiting<\/a>/,
+  );
   assert.ok(body.includes("shipped:42") && body.includes(waiter) && body.includes(sleeper));
   assert.ok(!body.includes("<script>window.__xss"), "hostile text escaped");
   assert.ok(body.includes("&lt;script&gt;window.__xss=1&lt;/script&gt;"));

@@ -1,10 +1,12 @@
--- durable-park-4.lua: waitFor() parks a job on an event, unless the event's signal is already there:
--- atomic with durable-signal-3.lua, so a signal sent before, during or after the park is never lost.
+-- durable-park-5.lua: waitFor() parks a job on an event, unless the event's signal is already there:
+-- atomic with durable-signal-5.lua, so a signal sent before, during or after the park is never lost.
 --
 -- KEYS[1]  the job's journal (tsq:durable:<jid>)
 -- KEYS[2]  the event's last signal (tsq:durable:signal:<event>)
 -- KEYS[3]  the event's parked jobs (tsq:durable:waiters:<event>): jid -> payload
 -- KEYS[4]  schedule
+-- KEYS[5]  the waiting index (tsq:durable:index:waiting): jid -> deadline, epoch seconds; what the
+--          tsq_durable_waiting gauge counts (entries past their deadline are pruned here)
 -- ARGV[1]  jid
 -- ARGV[2]  the wait's step name
 -- ARGV[3]  the wait's position in the run
@@ -24,6 +26,7 @@ if data then
   redis.call("hset", KEYS[1], field, ARGV[3] .. "|v|" .. data)
   redis.call("hdel", KEYS[1], "w", "ws", "d:" .. ARGV[2])
   redis.call("hdel", KEYS[3], ARGV[1])
+  redis.call("zrem", KEYS[5], ARGV[1])
   redis.call("expire", KEYS[1], ARGV[7])
   return { "signal", data }
 end
@@ -34,6 +37,7 @@ if now >= deadline then
   redis.call("hset", KEYS[1], field, ARGV[3] .. "|t|")
   redis.call("hdel", KEYS[1], "w", "ws", "d:" .. ARGV[2])
   redis.call("hdel", KEYS[3], ARGV[1])
+  redis.call("zrem", KEYS[5], ARGV[1])
   redis.call("expire", KEYS[1], ARGV[7])
   return { "timeout" }
 end
@@ -43,4 +47,6 @@ if redis.call("ttl", KEYS[3]) < keep then redis.call("expire", KEYS[3], keep) en
 if redis.call("hsetnx", KEYS[1], "w", ARGV[8]) == 1 then redis.call("hset", KEYS[1], "ws", ARGV[6]) end
 redis.call("expire", KEYS[1], keep)
 redis.call("zadd", KEYS[4], deadline, ARGV[4])
+redis.call("zremrangebyscore", KEYS[5], "-inf", "(" .. ARGV[6])
+redis.call("zadd", KEYS[5], deadline, ARGV[1])
 return { "parked", tostring(deadline) }
