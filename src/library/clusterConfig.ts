@@ -164,13 +164,16 @@ function groupsOf(config: ClusterConfig): string[] | undefined {
       );
     return undefined;
   }
-  if (!Array.isArray(groups) || groups.length === 0 || groups.some((group) => typeof group !== "string"))
+  // Checked as unknown: a caller without types may pass anything here.
+  const given: unknown = groups;
+  if (!Array.isArray(given) || given.length === 0 || given.some((group) => typeof group !== "string"))
     throw new ArgumentError('Cluster: `groups` must be a non-empty array of strings, e.g. ["mailers,default", "*"]');
   if (config.queues !== undefined)
     throw new ArgumentError(
       "Cluster: give `groups` or `queues`, not both: with groups, each group lists its own queues",
     );
-  groups.forEach((group, index) => {
+  const names = given as string[];
+  names.forEach((group, index) => {
     try {
       checkGroup(group, index);
     } catch (error) {
@@ -178,5 +181,5 @@ function groupsOf(config: ClusterConfig): string[] | undefined {
       throw error;
     }
   });
-  return [...groups];
+  return [...names];
 }
