@@ -112,7 +112,7 @@ test("a second cluster in the same process is refused with the reason; the first
   const [a, b] = await Promise.allSettled([first.start(), second.start()]);
   assert.equal(a.status, "fulfilled");
   assert.equal(b.status, "rejected");
-  assert.match(String((b).reason), /only one cluster may run at a time/);
+  assert.match(String(b.reason), /only one cluster may run at a time/);
 
   // Started later, it is refused before it connects to anything.
   const third = cluster(t, { processes: 1 });
