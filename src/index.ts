@@ -14,6 +14,13 @@ useDefaultPlugins(builtinPlugins());
 
 export { builtinPlugins } from "./plugins.js";
 export { Worker, type WorkerConfig, type WorkerEvents, type JobEventInfo, type JobEndInfo } from "./library/Worker.js";
+export {
+  Cluster,
+  type ClusterConfig,
+  type ClusterEvents,
+  type ChildInfo,
+  type ChildExitInfo,
+} from "./library/Cluster.js";
 export { definePlugin, type Plugin, type ServerHooks, type Service, type ResolvedClass } from "./server/plugin.js";
 export type { ClientPlugin, ClientHooks, AlternateWrite, PreparedJob } from "./client/plugin.js";
 export { Job, Setter, type SetOptions } from "./client/Job.js";

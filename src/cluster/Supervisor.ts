@@ -5,9 +5,9 @@
  * dead child's records from Redis at once, and gives up, exiting non-zero, when every child fails to
  * boot (a bad deploy must not fork forever).
  *
- *   start()            fork every child
+ *   start()            claim this process's node:cluster primary (one supervisor per process) and fork every child
  *   quiet()            TSTP to every child
- *   stop()             TERM to every child; SIGKILL what is left after timeout + 5 s; resolves the exit code
+ *   stop(timeout?)     TERM to every child; SIGKILL what is left after timeout + 5 s; resolves the exit code
  *   rollingRestart()   USR2: per child, fork the replacement, wait until it heartbeats, stop the old one
  */
 import cluster, { type Worker } from "node:cluster";
@@ -20,6 +20,7 @@ import { HealthWatch } from "./HealthWatch.js";
 import { childRedis, type Child, type RestartReason, type Slot, type SupervisorOptions } from "./fleet.js";
 import { makeBatchDir, readBatchFile, removeBatchFiles } from "./batchFile.js";
 import { recoverIdentity } from "../server/fetch/recovery.js";
+import { claimPrimary, releasePrimary } from "./primary.js";
 
 export { childRedis, type Child, type RestartReason, type SupervisorOptions } from "./fleet.js";
 
@@ -32,6 +33,8 @@ const KILL_GRACE = 5;
 
 export interface SupervisorEvents {
   restart: [group: string, reason: RestartReason];
+  /** The child wrote its first heartbeat. */
+  ready: [child: Child];
   exit: [child: Child, code: number | null, signal: string | null];
 }
 
@@ -40,12 +43,18 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private readonly slots: Slot[];
   private readonly watch: HealthWatch;
   private stopping: Promise<number> | undefined;
+  /** Seconds children get to finish their jobs at stop: the stop's own, else the worker timeout. */
+  private stopTimeout: number;
+  private readonly onClusterExit = (worker: Worker, code: number | null, signal: string | null) =>
+    this.onExit(worker, code, signal);
   private rolling = false;
   private failedExits = 0;
   private batchDir: string | undefined;
   private forks = 0;
   private gaveUp = false;
   private resolveGiveUp: ((code: number) => void) | undefined;
+  /** Dead children's records being pruned; a stop waits for them, so no Redis command outlives it. */
+  private readonly prunes = new Set<Promise<void>>();
   /** Resolves with the exit code when the cluster has stopped (or given up). */
   readonly finished: Promise<number>;
 
@@ -59,10 +68,13 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       restartTimer: undefined,
     }));
     this.watch = new HealthWatch(this, options);
+    this.stopTimeout = options.worker.timeout;
     this.finished = new Promise((resolve) => (this.resolveGiveUp = resolve));
   }
 
+  /** Throws, forking nothing, when another supervisor holds this process's node:cluster primary. */
   start(): void {
+    claimPrimary(this);
     try {
       this.batchDir = makeBatchDir();
     } catch (error) {
@@ -72,7 +84,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       );
     }
     cluster.setupPrimary({ exec: fileURLToPath(new URL("../cli/childMain.js", import.meta.url)), args: [] });
-    cluster.on("exit", (worker, code, signal) => this.onExit(worker, code, signal));
+    cluster.on("exit", this.onClusterExit);
     for (const slot of this.slots) this.fork(slot);
     this.watch.start();
   }
@@ -91,8 +103,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.broadcast({ type: "stopNow" });
   }
 
-  /** Idempotent. Resolves 0 when every child exited cleanly, 1 otherwise. */
-  stop(): Promise<number> {
+  /**
+   * Idempotent. `timeout`: seconds children get for their running jobs (default: the worker timeout).
+   * Resolves 0 when every child exited cleanly, 1 otherwise.
+   */
+  stop(timeout?: number): Promise<number> {
+    if (this.stopping === undefined && timeout !== undefined) this.stopTimeout = timeout;
     this.stopping ??= this.shutdown();
     return this.stopping;
   }
@@ -178,11 +194,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       if (message.type === "identity") {
         child.identity = message.identity;
         // A child forked just before a stop may have missed the TERM while loading its modules.
-        if (this.stopping) this.send(child, { type: "signal", signal: "TERM" });
+        if (this.stopping) this.send(child, this.termMessage());
       } else if (message.type === "ready") {
         child.identity = message.identity;
         child.readyAt = performance.now();
         slot.bootFailures = 0;
+        this.emit("ready", child);
       } else if (message.type === "fatal") {
         child.fatal = message.message;
       } else if (message.type === "started") {
@@ -220,7 +237,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.children.delete(worker.id);
     if (child.batchFile) removeBatchFiles(child.batchFile);
     this.emit("exit", child, code, signal);
-    void this.prune(child);
+    const pruning = this.prune(child).finally(() => this.prunes.delete(pruning));
+    this.prunes.add(pruning);
     const { slot } = child;
     const log = this.options.logger;
     if (this.stopping) {
@@ -308,11 +326,11 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.watch.stop();
     for (const slot of this.slots) if (slot.restartTimer) clearTimeout(slot.restartTimer);
     const live = [...this.children.values()];
-    log.info({ children: live.length, timeout_s: this.options.worker.timeout }, "stopping every child");
+    log.info({ children: live.length, timeout_s: this.stopTimeout }, "stopping every child");
     const exits = live.map(
       (c) => new Promise<void>((resolve) => (c.worker.isDead() ? resolve() : c.worker.once("exit", () => resolve()))),
     );
-    this.broadcast({ type: "signal", signal: "TERM" });
+    this.broadcast(this.termMessage());
     const killer = setTimeout(
       () => {
         for (const child of this.children.values()) {
@@ -323,14 +341,21 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
           child.worker.process.kill("SIGKILL");
         }
       },
-      (this.options.worker.timeout + KILL_GRACE) * 1000,
+      (this.stopTimeout + KILL_GRACE) * 1000,
     );
     await Promise.all(exits);
     clearTimeout(killer);
+    cluster.off("exit", this.onClusterExit);
+    await Promise.all(this.prunes);
+    releasePrimary(this);
     if (this.batchDir) removeBatchFiles(this.batchDir);
     const code = this.gaveUp || this.failedExits > 0 ? 1 : 0;
     this.resolveGiveUp?.(code);
     return code;
+  }
+
+  private termMessage(): ToChild {
+    return { type: "signal", signal: "TERM", timeout: this.stopTimeout };
   }
 
   private broadcast(message: ToChild): void {

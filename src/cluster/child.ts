@@ -90,12 +90,13 @@ export async function runChild(plugins: readonly Plugin[]): Promise<void> {
   metrics.start();
 
   let stopping = false;
-  const stop = (now: boolean) => {
+  /** `timeout`: seconds for the running jobs, when the supervisor's stop names its own. */
+  const stop = (now: boolean, timeout?: number) => {
     if (now) void launcher.stopNow();
     if (stopping) return;
     stopping = true;
     launcher
-      .stop()
+      .stop(timeout)
       .then(() => metrics.stop())
       .then(
         () => process.exit(0),
@@ -105,8 +106,8 @@ export async function runChild(plugins: readonly Plugin[]): Promise<void> {
         },
       );
   };
-  function handle(signal: "TERM" | "TSTP" | "TTIN"): void {
-    if (signal === "TERM") stop(false);
+  function handle(signal: "TERM" | "TSTP" | "TTIN", timeout?: number): void {
+    if (signal === "TERM") stop(false, timeout);
     else if (signal === "TSTP") void launcher.quiet();
     else launcher.dumpBusy();
   }
@@ -115,7 +116,7 @@ export async function runChild(plugins: readonly Plugin[]): Promise<void> {
   process.removeAllListeners("SIGTERM");
   process.on("message", (message) => {
     if (!isToChild(message)) return;
-    if (message.type === "signal") handle(message.signal);
+    if (message.type === "signal") handle(message.signal, message.timeout);
     else if (message.type === "stopNow") stop(true);
     else if (message.type === "leaderVacant") launcher.electNow();
   });

@@ -12,7 +12,8 @@ import type { MetricFamily } from "../metrics/exposition.js";
  * `full`: the supervisor missed a snapshot (or never had one), so the answer must hold every series.
  */
 export type ToChild =
-  | { type: "signal"; signal: "TERM" | "TSTP" | "TTIN" }
+  /** `timeout`: seconds a TERM gives running jobs (default: the child's configured timeout). */
+  | { type: "signal"; signal: "TERM" | "TSTP" | "TTIN"; timeout?: number }
   | { type: "stopNow" }
   | { type: "metrics"; id: number; full?: boolean }
   /** The cron leader died and its record was released: stand for election now rather than at the TTL. */

@@ -66,18 +66,18 @@ export function jobClassesOf(jobs: WorkerConfig["jobs"]): RunnableClass[] {
   return classes;
 }
 
-function queueSpecs(queues: WorkerConfig["queues"]): QueueSpec[] {
+function queueSpecs(queues: WorkerConfig["queues"], who: string): QueueSpec[] {
   if (queues === undefined) return [{ name: "default", weight: 0 }];
   if (!Array.isArray(queues) || queues.length === 0)
-    throw new ArgumentError('Worker: `queues` must be a non-empty array, e.g. ["critical", "default"]');
+    throw new ArgumentError(`${who}: \`queues\` must be a non-empty array, e.g. ["critical", "default"]`);
   const weighted = queues.some((q) => typeof q !== "string");
   return queues.map((queue: string | readonly [string, number], i) => {
     const [name, weight]: readonly [unknown, unknown] = typeof queue === "string" ? [queue, weighted ? 1 : 0] : queue;
     if (typeof name !== "string" || name.trim() === "" || hasControlCharacter(name))
-      throw new ArgumentError(`Worker: queues[${i}] must be a queue name without control characters`);
+      throw new ArgumentError(`${who}: queues[${i}] must be a queue name without control characters`);
     if (typeof weight !== "number" || !Number.isInteger(weight) || weight < 0 || weight > MAX_QUEUE_WEIGHT)
       throw new ArgumentError(
-        `Worker: queues[${i}] weight must be an integer from 0 to ${MAX_QUEUE_WEIGHT}, got ${showNumber(weight)}`,
+        `${who}: queues[${i}] weight must be an integer from 0 to ${MAX_QUEUE_WEIGHT}, got ${showNumber(weight)}`,
       );
     return { name, weight };
   });
@@ -88,7 +88,14 @@ function hasControlCharacter(name: string): boolean {
   return [...name].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 }
 
-function bounded(name: string, value: number | undefined, min: number, max: number, integer: boolean): void {
+function bounded(
+  who: string,
+  name: string,
+  value: number | undefined,
+  min: number,
+  max: number,
+  integer: boolean,
+): void {
   if (value === undefined) return;
   if (
     typeof value !== "number" ||
@@ -98,33 +105,39 @@ function bounded(name: string, value: number | undefined, min: number, max: numb
     (integer && !Number.isInteger(value))
   )
     throw new ArgumentError(
-      `Worker: \`${name}\` must be ${integer ? "an integer" : "a number"} from ${min} to ${max}, got ${showNumber(value)}`,
+      `${who}: \`${name}\` must be ${integer ? "an integer" : "a number"} from ${min} to ${max}, got ${showNumber(value)}`,
     );
 }
 
 /** The `options` escape hatch gets the same bounds as the config file: a number past one is refused by name. */
-function checkOptionBounds(options: Partial<WorkerOptions> | undefined): void {
+function checkOptionBounds(options: Partial<WorkerOptions> | undefined, who: string): void {
   for (const [name, value] of Object.entries(options ?? {})) {
     const bound = Object.hasOwn(BOUNDS, name) ? BOUNDS[name as keyof typeof BOUNDS] : undefined;
     if (bound === undefined || value === undefined || (name === "pollIntervalAverage" && value === null)) continue;
     if (!withinBound(value, bound))
-      throw new ArgumentError(`Worker: \`options.${name}\` must be ${describeBound(bound)}, got ${showNumber(value)}`);
+      throw new ArgumentError(`${who}: \`options.${name}\` must be ${describeBound(bound)}, got ${showNumber(value)}`);
   }
 }
 
-/** The Launcher options of a Worker's settings. */
-export function workerOptionsOf(config: WorkerConfig): WorkerOptions {
-  bounded("concurrency", config.concurrency, 1, MAX_CONCURRENCY, true);
-  bounded("timeout", config.timeout, 0, MAX_TIMEOUT, false);
-  checkOptionBounds(config.options);
+/** The settings a Worker shares with a Cluster's children. */
+export type WorkerSettings = Pick<
+  WorkerConfig,
+  "redis" | "queues" | "concurrency" | "fetch" | "timeout" | "tag" | "options"
+>;
+
+/** The Launcher options of a Worker's settings; `who` names the caller in errors ("Worker", "Cluster"). */
+export function workerOptionsOf(config: WorkerSettings, who = "Worker"): WorkerOptions {
+  bounded(who, "concurrency", config.concurrency, 1, MAX_CONCURRENCY, true);
+  bounded(who, "timeout", config.timeout, 0, MAX_TIMEOUT, false);
+  checkOptionBounds(config.options, who);
   if (config.fetch !== undefined && config.fetch !== "basic" && config.fetch !== "reliable")
-    throw new ArgumentError(`Worker: \`fetch\` must be "basic" or "reliable", got ${JSON.stringify(config.fetch)}`);
+    throw new ArgumentError(`${who}: \`fetch\` must be "basic" or "reliable", got ${JSON.stringify(config.fetch)}`);
   const concurrency = config.concurrency ?? DEFAULTS.concurrency;
   return {
     ...DEFAULTS,
     redisUrl: config.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl,
     require: undefined,
-    capsules: [{ name: "default", concurrency, queues: queueSpecs(config.queues) }],
+    capsules: [{ name: "default", concurrency, queues: queueSpecs(config.queues, who) }],
     tag: config.tag ?? "",
     labels: [],
     environment: process.env.NODE_ENV ?? "development",

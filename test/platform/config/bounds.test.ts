@@ -15,7 +15,6 @@ import { resolveWorkerOptions, UsageError } from "../../../src/options/workerOpt
 import { resolveClusterOptions } from "../../../src/options/clusterOptions.js";
 import { workerOptionsOf } from "../../../src/library/workerConfig.js";
 import { ArgumentError, ConfigError } from "../../../src/wire/errors.js";
-import { RecordJob } from "../../jobs/testJobs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tsq-bounds-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -216,27 +215,26 @@ describe("new Worker uses the same bounds", () => {
   test("one concurrency limit for the CLI, the config file and Worker", () => {
     assert.equal(BOUNDS.concurrency.max, MAX_CONCURRENCY);
     assert.throws(
-      () => workerOptionsOf({ jobs: [RecordJob], concurrency: MAX_CONCURRENCY + 1 }),
+      () => workerOptionsOf({ concurrency: MAX_CONCURRENCY + 1 }),
       (error: unknown) => error instanceof ArgumentError && /concurrency.*from 1 to 10000/.test(error.message),
     );
-    workerOptionsOf({ jobs: [RecordJob], concurrency: MAX_CONCURRENCY });
+    workerOptionsOf({ concurrency: MAX_CONCURRENCY });
   });
 
   test("timeout and the options escape hatch are bounded, NaN named", () => {
     assert.throws(
-      () => workerOptionsOf({ jobs: [RecordJob], timeout: 3_000_000 }),
+      () => workerOptionsOf({ timeout: 3_000_000 }),
       /`timeout` must be a number from 0 to 86400, got 3000000/,
     );
     assert.throws(
-      () => workerOptionsOf({ jobs: [RecordJob], options: { heartbeatInterval: 3_000_000 } }),
+      () => workerOptionsOf({ options: { heartbeatInterval: 3_000_000 } }),
       /`options\.heartbeatInterval` must be a number of seconds above 0 and at most 86400, got 3000000/,
     );
     assert.throws(
-      () => workerOptionsOf({ jobs: [RecordJob], options: { heartbeatInterval: NaN } }),
+      () => workerOptionsOf({ options: { heartbeatInterval: NaN } }),
       /`options\.heartbeatInterval` must be .*, got NaN$/,
     );
     const options = workerOptionsOf({
-      jobs: [RecordJob],
       options: { heartbeatInterval: 5, pollIntervalAverage: null },
     });
     assert.equal(options.heartbeatInterval, 5);

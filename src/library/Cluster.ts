@@ -1,0 +1,312 @@
+/**
+ * A supervised cluster of worker processes started from code: what `tsq-cluster` runs, with the same
+ * plan, supervisor, /metrics and dashboard (the CLI is a thin wrapper over this class).
+ *
+ *   const cluster = new Cluster({ require: new URL("./jobs.js", import.meta.url), processes: 2 });
+ *   cluster.on("child:restart", ({ group, reason }) => ...);
+ *   await cluster.start();       // every child has written its first heartbeat
+ *   ...
+ *   await cluster.stop({ timeout: 10 });   // every child has exited
+ *
+ * Only one Cluster may run per process: node:cluster's primary is per process (cluster.setupPrimary
+ * and its events are global), so a second concurrent start() is refused (src/cluster/primary.ts).
+ */
+import { EventEmitter } from "node:events";
+import { releaseLocksOf } from "../features/locks/release.js";
+import { logger as rootLogger, type Logger } from "../platform/logger.js";
+import { connect, redactUrl, type TsqRedis } from "../platform/redis/connection.js";
+import { ShardConnections } from "../platform/shards/ShardConnections.js";
+import { shardMapOf } from "../platform/shards/serve.js";
+import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
+import { TsqError } from "../wire/errors.js";
+import { Supervisor, type Child, type RestartReason } from "../cluster/Supervisor.js";
+import { primaryUnavailable } from "../cluster/primary.js";
+import type { ChildPlan } from "../cluster/groups.js";
+import type { ClusterOptions } from "../options/clusterOptions.js";
+import { startClusterMetrics, type MetricsHandle } from "../metrics/serve.js";
+import { clusterOptionsOf, type ClusterConfig } from "./clusterConfig.js";
+import { planCluster } from "./clusterPlan.js";
+import { startClusterWeb } from "./clusterWeb.js";
+
+export type { ClusterConfig } from "./clusterConfig.js";
+
+export interface ChildInfo {
+  /** The child's slot in the plan (0-based), kept by its replacements. */
+  index: number;
+  /** Its group's label (the group as given, or the queues without groups). */
+  group: string;
+  pid: number | undefined;
+  /** Its process identity in Redis, once it reported one. */
+  identity: string | undefined;
+  /** True once it wrote its first heartbeat. */
+  ready: boolean;
+}
+
+export interface ChildExitInfo extends ChildInfo {
+  code: number | null;
+  signal: string | null;
+}
+
+export interface ClusterEvents {
+  /** Every child has written its first heartbeat. */
+  started: [];
+  "child:exit": [ChildExitInfo];
+  /** A child is being replaced: it crashed, hung, outgrew `maxMemoryMb`, or a rolling restart. */
+  "child:restart": [{ group: string; reason: RestartReason }];
+  error: [Error];
+  /** Every child exited and the supervisor closed its connections. */
+  stopped: [];
+}
+
+type State = "new" | "starting" | "running" | "stopping" | "stopped";
+
+interface Running {
+  supervisor: Supervisor;
+  plan: ChildPlan[];
+  /** Resolves once every child exited and every server and connection is closed. */
+  closed: Promise<void>;
+}
+
+type Server = { stop(): Promise<void> } | undefined;
+
+export class Cluster extends EventEmitter<ClusterEvents> {
+  // Set in init(), not by field initializers: fromResolved() builds the instance without the constructor.
+  private options!: ClusterOptions;
+  private logger!: Logger;
+  private state!: State;
+  private running: Running | undefined;
+  private stopTimeout: number | undefined;
+  /** The startup error of the latest child that failed, for start()'s rejection. */
+  private lastFatal: string | undefined;
+  private exitCode!: Promise<number>;
+  private resolveExitCode!: (code: number) => void;
+
+  constructor(config: ClusterConfig) {
+    super();
+    this.init(clusterOptionsOf(config), (config.logger ?? rootLogger()).child({ role: "supervisor" }));
+  }
+
+  /** A Cluster over options already resolved (the `tsq-cluster` path: flags, config file, environment). */
+  static fromResolved(options: ClusterOptions, logger: Logger): Cluster {
+    const cluster = Object.create(Cluster.prototype) as Cluster;
+    EventEmitter.call(cluster);
+    cluster.init(options, logger);
+    return cluster;
+  }
+
+  private init(options: ClusterOptions, logger: Logger): void {
+    this.options = options;
+    this.logger = logger;
+    this.state = "new";
+    this.exitCode = new Promise((resolve) => (this.resolveExitCode = resolve));
+  }
+
+  /**
+   * Resolves once the cluster has stopped, by stop() or because every child failed to boot: 0 when
+   * every child exited cleanly, 1 otherwise (a child needed SIGKILL, or the supervisor gave up).
+   */
+  get finished(): Promise<number> {
+    return this.exitCode;
+  }
+
+  /** What each child runs (queues, concurrency), in plan order; empty before start(). */
+  get plan(): readonly ChildPlan[] {
+    return this.running?.plan ?? [];
+  }
+
+  /** The live children. */
+  children(): ChildInfo[] {
+    return [...(this.running?.supervisor.children.values() ?? [])].map(childInfo);
+  }
+
+  /**
+   * Plans the children, forks them and serves /metrics and the dashboard when asked. Resolves when
+   * every child has written its first heartbeat; rejects (and emits `error` when someone listens) when
+   * another cluster runs in this process, planning fails, or every child fails to boot.
+   */
+  async start(): Promise<void> {
+    if (this.state !== "new") throw new TsqError(`Cluster.start(): the cluster is already ${this.state}`);
+    const busy = primaryUnavailable();
+    if (busy !== undefined) throw new TsqError(`Cluster.start(): ${busy}`);
+    this.state = "starting";
+    try {
+      await this.launch();
+      await this.allReady(this.running!.supervisor);
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      // EventEmitter throws an `error` nobody listens to: the rejection below carries it then.
+      if (this.listenerCount("error") > 0) this.emit("error", failure);
+      if (this.running) await this.stop();
+      else this.finish(1);
+      throw failure;
+    }
+    if (this.state === "starting") {
+      this.state = "running";
+      this.emit("started");
+    }
+  }
+
+  /** Stops every child fetching; running jobs go on (TSTP). */
+  quiet(): void {
+    this.running?.supervisor.quiet();
+  }
+
+  /** Replaces the children one by one, each once its successor heartbeats (USR2). */
+  rollingRestart(): Promise<void> {
+    return this.running?.supervisor.rollingRestart() ?? Promise.resolve();
+  }
+
+  /** Every child logs its busy jobs (TTIN). */
+  dumpBusy(): void {
+    this.running?.supervisor.dumpBusy();
+  }
+
+  /** After stop(): every child requeues its running jobs now instead of waiting out the timeout. */
+  stopNow(): void {
+    this.running?.supervisor.stopNow();
+  }
+
+  /**
+   * Gives running jobs `timeout` seconds (default: the worker timeout), requeues the rest, SIGKILLs a
+   * child still running 5 s later, and closes every connection. Idempotent (the first timeout holds);
+   * resolves when every child has exited and nothing of the cluster is left.
+   */
+  async stop(options: { timeout?: number } = {}): Promise<void> {
+    this.stopTimeout ??= options.timeout;
+    if (this.state === "new") this.finish(0);
+    else if (this.state !== "stopped") this.state = "stopping";
+    // While planning, launch() passes the stop on once the supervisor exists.
+    if (this.running) void this.running.supervisor.stop(this.stopTimeout);
+    await this.exitCode;
+  }
+
+  private async launch(): Promise<void> {
+    const { options, logger: log } = this;
+    const redis = connect(options.worker.redisUrl, { name: "tsq-supervisor" });
+    // The supervisor's own Redis is its shard's; it reaches the others' for planning, pruning and /metrics.
+    const shards = new ShardConnections(shardMapOf(options.worker), "tsq-supervisor", {
+      shard: options.worker.shard ?? DEFAULT_SHARD,
+      redis,
+    });
+    const disconnect = () => {
+      shards.disconnect();
+      redis.disconnect();
+    };
+    let plan: ChildPlan[];
+    try {
+      plan = await planCluster(options, shards, log);
+    } catch (error) {
+      disconnect();
+      throw error;
+    }
+    const supervisor = this.supervise(plan, redis, shards);
+    log.info({ redis: redactUrl(options.worker.redisUrl), children: plan.map(describeChild) }, "starting the cluster");
+    try {
+      supervisor.start();
+    } catch (error) {
+      // Another cluster claimed the primary while this one was planning: nothing was forked.
+      await supervisor.stop();
+      disconnect();
+      throw error;
+    }
+    const serving = this.serve(supervisor, plan, redis, shards);
+    const closed = Promise.all([supervisor.finished, serving]).then(([code, servers]) =>
+      this.close(code, servers, disconnect),
+    );
+    this.running = { supervisor, plan, closed };
+    if (this.state === "stopping") void supervisor.stop(this.stopTimeout);
+    await serving;
+  }
+
+  private supervise(plan: ChildPlan[], redis: TsqRedis, shards: ShardConnections): Supervisor {
+    const { options } = this;
+    const supervisor = new Supervisor({
+      worker: options.worker,
+      plan,
+      hangThreshold: options.hangThreshold,
+      maxMemoryMb: options.maxMemoryMb,
+      logger: this.logger,
+      redis,
+      redisOf: (shard) => (shard === undefined ? redis : shards.get(shard)),
+      releaseLocks: (conn, stored) => releaseLocksOf(conn, stored),
+    });
+    supervisor.on("restart", (group, reason) => this.emit("child:restart", { group, reason }));
+    supervisor.on("exit", (child, code, signal) => {
+      if (child.fatal !== undefined) this.lastFatal = child.fatal;
+      this.emit("child:exit", { ...childInfo(child), code, signal });
+    });
+    return supervisor;
+  }
+
+  /** /metrics (subscribed before any child can report: children take a while to boot), then the dashboard. */
+  private async serve(
+    supervisor: Supervisor,
+    plan: ChildPlan[],
+    redis: TsqRedis,
+    shards: ShardConnections,
+  ): Promise<Server[]> {
+    const { options, logger } = this;
+    const metrics: MetricsHandle | undefined = await startClusterMetrics(supervisor, {
+      plan,
+      worker: options.worker,
+      redis,
+      otherShards: shards.others(),
+      port: options.metricsPort,
+      host: options.metricsHost,
+      logger,
+    });
+    return [metrics, await startClusterWeb(options, logger)];
+  }
+
+  /** Resolves once every planned child is ready; rejects if the supervisor stops first. */
+  private allReady(supervisor: Supervisor): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (supervisor.readyChildren().length < supervisor.expectedChildren) return;
+        supervisor.off("ready", check);
+        resolve();
+      };
+      supervisor.on("ready", check);
+      void supervisor.finished.then(() => {
+        supervisor.off("ready", check);
+        const why = this.lastFatal === undefined ? "" : `; last child error: ${this.lastFatal}`;
+        reject(new TsqError(`Cluster.start(): the cluster stopped before every child started${why}`));
+      });
+      check();
+    });
+  }
+
+  private async close(code: number, servers: Server[], disconnect: () => void): Promise<void> {
+    for (const server of servers.reverse()) await server?.stop();
+    disconnect();
+    this.logger.info({ code }, "the cluster stopped");
+    this.finish(code);
+  }
+
+  private finish(code: number): void {
+    if (this.state === "stopped") return;
+    this.state = "stopped";
+    this.resolveExitCode(code);
+    this.emit("stopped");
+  }
+}
+
+function childInfo(child: Child): ChildInfo {
+  return {
+    index: child.slot.plan.index,
+    group: child.slot.plan.groupLabel,
+    pid: child.worker.process.pid,
+    identity: child.identity,
+    ready: child.readyAt !== undefined,
+  };
+}
+
+function describeChild(c: ChildPlan): Record<string, unknown> {
+  return {
+    child: c.index,
+    group: c.groupLabel,
+    queues: c.queues,
+    concurrency: c.concurrency,
+    ...(c.concurrencyWhy === undefined ? {} : { concurrency_from: c.concurrencyWhy }),
+  };
+}
