@@ -53,14 +53,17 @@ export function registerCancel(program: Command, io: CliIO): void {
       io.out(
         `${jid}: running on ${visible(job.runningOn)}; ${job.notified ? "told to stop" : "not a tsq process: it finishes this run"}\n`,
       );
+    if (job.removed.length === 0 && !job.runningOn) {
+      // Not seen running yet (heartbeats lag up to one interval): every tsq process was told.
+      if (job.notified > 0)
+        io.out(`${jid}: not in a work hash; told every tsq process (${job.notified}): the one running it stops it\n`);
+      else if (!started)
+        io.out(
+          `${jid}: not found queued, scheduled, retrying or running; a durable or iterable job that shows up ` +
+            "later ends without running (the mark lasts 7 days; 30 for an iterable job)\n",
+        );
+    }
     // Only a job with a saved iteration is known to be iterable; for any other the mark is silent.
     if (started) io.out(`${jid}: an iterable job: it stops at its next state save (within 5 s by default)\n`);
-    else if (job.removed.length === 0 && !job.runningOn && job.notified > 0)
-      io.out(`${jid}: not in a work hash; told every tsq process (${job.notified}): the one running it stops it\n`);
-    else if (job.removed.length === 0 && !job.runningOn)
-      io.out(
-        `${jid}: not found queued, scheduled, retrying or running; a durable or iterable job that shows up ` +
-          "later ends without running (the mark lasts 7 days; 30 for an iterable job)\n",
-      );
   });
 }
