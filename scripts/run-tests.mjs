@@ -27,7 +27,16 @@ if (files.length === 0) {
 const concurrency = process.env.TSQ_TEST_CONCURRENCY ?? "2";
 const result = spawnSync(
   process.execPath,
-  ["--test", `--test-concurrency=${concurrency}`, "--test-timeout=300000", ...files],
+  [
+    "--test",
+    `--test-concurrency=${concurrency}`,
+    "--test-timeout=300000",
+    `--test-reporter=${process.stdout.isTTY ? "spec" : "tap"}`,
+    "--test-reporter-destination=stdout",
+    `--test-reporter=${join(root, "scripts/test-durations.mjs")}`,
+    "--test-reporter-destination=stderr",
+    ...files,
+  ],
   { stdio: "inherit", cwd: root },
 );
 process.exit(result.status ?? 1);
