@@ -5,6 +5,9 @@
  *   CPU-bound job blocks the event loop, so nothing inside the child can notice; the supervisor kills
  *   it (SIGKILL) and logs the jobs its last heartbeat said it was running.
  * - Memory: the child's RSS (from /proc) is over `--max-memory`: it is stopped gracefully and replaced.
+ * - Abandoned jobs: its heartbeat says at least `--max-abandoned` jobs it gave up on (timed out or
+ *   cancelled, ignoring their abort signal) still run: stopped gracefully and replaced, as for memory,
+ *   since only a new process ends promises nobody awaits.
  */
 import { readFileSync } from "node:fs";
 import { workKey, processKey } from "../wire/keys.js";
@@ -76,10 +79,11 @@ export class HealthWatch {
     if (!child.identity) return;
     const { hangThreshold, logger } = this.options;
     const redis = childRedis(this.options, child.slot.plan);
-    const beat = toEpochSeconds(await redis.hget(processKey(child.identity), "beat"));
+    const [beatField, abandonedField] = await redis.hmget(processKey(child.identity), "beat", "abandoned");
+    const beat = toEpochSeconds(beatField);
     // No record at all means it expired (60 s) while the process stayed alive: hung as well.
     const age = beat === undefined ? (performance.now() - (child.readyAt ?? 0)) / 1000 : nowSeconds() - beat;
-    if (age <= hangThreshold) return;
+    if (age <= hangThreshold) return this.checkAbandoned(child, Number(abandonedField ?? 0));
     const work = await redis.hgetall(workKey(child.identity));
     const jobs: (
       | { jid?: string | undefined; class?: string | undefined; queue?: string | undefined; run_at?: number }
@@ -110,5 +114,15 @@ export class HealthWatch {
       `child hung (no heartbeat for ${Math.round(age)} s) while running ${jobs.map((j) => ("class" in j ? `${j.class} ${j.jid}` : "?")).join(", ") || "no job"}; killing and replacing it`,
     );
     this.supervisor.retire(child, "hang");
+  }
+
+  private checkAbandoned(child: Child, abandoned: number): void {
+    const limit = this.options.maxAbandoned;
+    if (limit === 0 || !(abandoned >= limit)) return;
+    this.options.logger.warn(
+      { child: child.slot.plan.index, pid: child.worker.process.pid, abandoned, limit },
+      `child has ${abandoned} abandoned jobs still running (--max-abandoned ${limit}); stopping it gracefully and starting a replacement`,
+    );
+    this.supervisor.retire(child, "abandoned");
   }
 }

@@ -127,7 +127,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   }
 
   /** Ends a child for `reason` (hang: SIGKILL; memory: graceful) and starts its replacement. */
-  retire(child: Child, reason: "hang" | "memory"): void {
+  retire(child: Child, reason: "hang" | "memory" | "abandoned"): void {
     if (this.stopping || child.retiring) return;
     child.retiring = reason;
     this.emit("restart", child.slot.plan.groupLabel, reason);

@@ -8,7 +8,7 @@ import type { TsqRedis } from "../platform/redis/connection.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import type { ChildPlan } from "./groups.js";
 
-export type RestartReason = "crash" | "memory" | "hang" | "rolling";
+export type RestartReason = "crash" | "memory" | "hang" | "rolling" | "abandoned";
 
 export interface SupervisorOptions {
   worker: WorkerOptions;
@@ -17,6 +17,8 @@ export interface SupervisorOptions {
   hangThreshold: number;
   /** RSS limit per child in MB; undefined = no limit. */
   maxMemoryMb: number | undefined;
+  /** Abandoned jobs still running (heartbeat field `abandoned`) at which a child is replaced; 0 = never. */
+  maxAbandoned: number;
   logger: Logger;
   /** For pruning and the heartbeat watch. */
   redis: TsqRedis;
@@ -61,7 +63,7 @@ export interface Fleet {
   /** Children that reported ready and are not being retired. */
   readyChildren(): Child[];
   /** Stops a child gracefully and forks its replacement. */
-  retire(child: Child, reason: "hang" | "memory"): void;
+  retire(child: Child, reason: "hang" | "memory" | "abandoned"): void;
   /** The describeBatch text of the child's latest fetched batch. */
   lastBatchOf(child: Child): string;
 }

@@ -225,6 +225,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       plan,
       hangThreshold: options.hangThreshold,
       maxMemoryMb: options.maxMemoryMb,
+      maxAbandoned: options.maxAbandoned,
       logger: this.logger,
       redis,
       redisOf: (shard) => (shard === undefined ? redis : shards.get(shard)),

@@ -38,6 +38,8 @@ export interface ClusterConfig extends WorkerSettings {
   maxMemoryMb?: number;
   /** Seconds without a heartbeat after which a child counts as hung and is replaced (default: the heartbeat TTL, 60). */
   hangThreshold?: number;
+  /** Abandoned jobs still running at which a child is replaced gracefully (default 10); 0 = never. */
+  maxAbandoned?: number;
   /** TCP port of the cluster's /metrics, /healthz and /readyz; 0 = off (the default from code). */
   metricsPort?: number;
   /** Interface for `metricsPort` and `webPort` (default 127.0.0.1). */
@@ -66,6 +68,7 @@ const KNOWN = [
   "minConcurrency",
   "maxMemoryMb",
   "hangThreshold",
+  "maxAbandoned",
   "metricsPort",
   "metricsHost",
   "webPort",
@@ -78,7 +81,7 @@ export function clusterOptionsOf(config: ClusterConfig): ClusterOptions {
     throw new ArgumentError("new Cluster(config): config must be an object");
   refuseUnknown(config);
   const require = jobModulePath(config.require);
-  for (const name of ["processes", "maxConcurrency", "minConcurrency", "maxMemoryMb", "hangThreshold"] as const)
+  for (const name of ["processes", "maxConcurrency", "minConcurrency", "maxMemoryMb", "hangThreshold", "maxAbandoned"] as const)
     bounded(name, config[name]);
   for (const name of ["metricsPort", "webPort"] as const) port(name, config[name]);
   for (const name of ["negate", "strictOrder"] as const)
@@ -102,6 +105,7 @@ export function clusterOptionsOf(config: ClusterConfig): ClusterOptions {
     listQueues: false,
     maxMemoryMb: config.maxMemoryMb,
     hangThreshold: config.hangThreshold ?? CLUSTER_DEFAULTS.hangThreshold,
+    maxAbandoned: config.maxAbandoned ?? CLUSTER_DEFAULTS.maxAbandoned,
     // Off unless asked: an application embedding a cluster may already serve that port itself.
     metricsPort: config.metricsPort ?? 0,
     metricsHost: config.metricsHost ?? CLUSTER_DEFAULTS.metricsHost,

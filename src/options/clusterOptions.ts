@@ -51,6 +51,8 @@ export interface ClusterOptions {
   maxMemoryMb: number | undefined;
   /** Seconds without a heartbeat after which a child counts as hung and is replaced. */
   hangThreshold: number;
+  /** Abandoned jobs still running at which a child is replaced gracefully; 0 = never. */
+  maxAbandoned: number;
   /** TCP port for GET /metrics, /healthz, /readyz; 0 = off. */
   metricsPort: number;
   metricsHost: string;
@@ -64,6 +66,12 @@ export interface ClusterDefaults {
    * replaced about when its process entry expires from Redis and the Web UI stops showing it.
    */
   readonly hangThreshold: number;
+  /**
+   * Jobs abandoned after their timeout or cancel (they ignored their abort signal) that still run in a
+   * child: at this many the child is replaced gracefully, as for --max-memory, so promises nobody awaits
+   * cannot pile up for ever. 0 = never.
+   */
+  readonly maxAbandoned: number;
   /** TCP port of the supervisor's /metrics, /healthz and /readyz (PRODUCT.md); 0 = off. */
   readonly metricsPort: number;
   /** Loopback only: metrics are not exposed beyond the host unless asked. */
@@ -73,6 +81,7 @@ export interface ClusterDefaults {
 /** `processes` has no entry: its default, the number of CPUs, is read when options are resolved. */
 export const CLUSTER_DEFAULTS = Object.freeze({
   hangThreshold: DEFAULTS.heartbeatTtl,
+  maxAbandoned: 10,
   metricsPort: 9394,
   metricsHost: "127.0.0.1",
 } satisfies ClusterDefaults) as ClusterDefaults;
@@ -87,6 +96,7 @@ interface ClusterFlags extends WorkerFlags {
   listQueues?: boolean;
   maxMemory?: number;
   hangThreshold?: number;
+  maxAbandoned?: number;
   webPort?: number;
 }
 
@@ -136,6 +146,11 @@ export function buildClusterCommand(): Command {
       boundedFlag("maxMemoryMb"),
     )
     .option(
+      "--max-abandoned <n>",
+      `replace a child once this many jobs it abandoned (timed out or cancelled, ignoring their abort signal) still run; 0 = never (default: config cluster.max_abandoned, else ${CLUSTER_DEFAULTS.maxAbandoned})`,
+      boundedFlag("maxAbandoned"),
+    )
+    .option(
       "--hang-threshold <seconds>",
       `replace a child that has not heartbeaten for this long (default: config cluster.hang_threshold, else ${CLUSTER_DEFAULTS.hangThreshold})`,
       boundedFlag("hangThreshold"),
@@ -170,6 +185,7 @@ export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cw
     listQueues,
     maxMemory,
     hangThreshold,
+    maxAbandoned,
     metricsPort,
     metricsHost,
     webPort,
@@ -207,6 +223,7 @@ export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cw
     listQueues: listQueues ?? false,
     maxMemoryMb: maxMemory ?? cluster.maxMemoryMb,
     hangThreshold: hangThreshold ?? cluster.hangThreshold ?? CLUSTER_DEFAULTS.hangThreshold,
+    maxAbandoned: maxAbandoned ?? cluster.maxAbandoned ?? CLUSTER_DEFAULTS.maxAbandoned,
     metricsPort: metricsPort ?? cluster.metrics?.port ?? CLUSTER_DEFAULTS.metricsPort,
     metricsHost: metricsHost ?? cluster.metrics?.host ?? CLUSTER_DEFAULTS.metricsHost,
     webPort: webPort ?? 0,

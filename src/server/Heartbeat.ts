@@ -4,6 +4,7 @@
  *
  *   SADD processes <id>
  *   HSET <id> info <json> concurrency <n> busy <n> beat <float s> rtt_us <µs> quiet "true"|"false" rss <KB>
+ *        abandoned <n>   (tsq's own: jobs given up on that still run; Sidekiq ignores the field)
  *   EXPIRE <id> 60
  *   UNLINK <id>:work <id>:workers ; HSET them <tid> {"queue","payload":<job JSON>,"run_at":<int s>} ; EXPIRE 60
  *   INCRBY stat:processed|failed[:<UTC date>] <n> ; EXPIRE <daily key> <5 years>
@@ -117,6 +118,7 @@ export class Heartbeat {
         rtt_us: String(rttUs),
         quiet: String(this.source.isQuiet()),
         rss: String(rssKb()),
+        abandoned: String(state.abandoned),
       });
       multi.expire(processKey(identity), ttl);
       multi.unlink(workKey(identity), legacyWorkKey(identity));

@@ -65,6 +65,8 @@ export class ProcessState {
   onBatch: ((batch: string) => void) | undefined;
   private processed = 0;
   private failed = 0;
+  /** Jobs the worker gave up on (their slot freed) whose promise has not settled yet. */
+  private abandonedNow = 0;
 
   begin(tid: string, entry: WorkEntry): void {
     if (this.slots.get(tid) === undefined) this.running++;
@@ -78,6 +80,21 @@ export class ProcessState {
 
   get busy(): number {
     return this.running;
+  }
+
+  /**
+   * A job's promise runs on after the worker gave up on it (it ignored its abort signal): counted until
+   * it settles, in the heartbeat (`abandoned`), so a supervisor can replace a process that piles them up.
+   */
+  abandon(work: Promise<unknown>): void {
+    this.abandonedNow++;
+    const settled = () => void this.abandonedNow--;
+    work.then(settled, settled);
+  }
+
+  /** Abandoned jobs still running. */
+  get abandoned(): number {
+    return this.abandonedNow;
   }
 
   /** The jobs running now, by tid (a copy: for the heartbeat, metrics and dumps, not per job). */

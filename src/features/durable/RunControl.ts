@@ -45,6 +45,8 @@ export class RunControl {
   constructor(
     private readonly logger: Logger,
     private readonly report: Report,
+    /** Told of each abandoned job's promise, which runs on (the process counts them until they settle). */
+    private readonly onAbandoned: (work: Promise<unknown>) => void = () => {},
   ) {}
 
   /** Aborts the job `jid` if it runs here; true when it does. */
@@ -105,6 +107,7 @@ export class RunControl {
     }
     if (winner === "done") return false;
     work.catch(() => {}); // it may still fail; no one is listening any more
+    this.onAbandoned(work);
     const reason = control.signal.reason as Error;
     this.logger.warn({ reason: reason.name, grace_s: limits.grace }, "job abandoned: it ignored its abort signal");
     this.report(job, "abandoned");
@@ -149,6 +152,7 @@ export class RunControl {
     }
     if (winner === "done") return false;
     work.catch(() => {}); // it may still fail; no one is listening any more
+    this.onAbandoned(work);
     const reason = entry.control!.signal.reason as Error;
     this.logger.warn({ reason: reason.name, grace_s: limits.grace }, "job abandoned: it ignored its abort signal");
     this.report(job, "abandoned");

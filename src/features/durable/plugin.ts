@@ -25,8 +25,10 @@ export const durable = definePlugin({
   name: "durable",
   server(ctx) {
     const queues = new WeakMap<JobPayload, string>();
-    const control = new RunControl(ctx.logger, (job, outcome) =>
-      ctx.events.emit("durable", job, queues.get(job) ?? job.queue ?? "default", outcome),
+    const control = new RunControl(
+      ctx.logger,
+      (job, outcome) => ctx.events.emit("durable", job, queues.get(job) ?? job.queue ?? "default", outcome),
+      (work) => ctx.state.abandon(work),
     );
     const anyDurable = ctx.registry.names().some((name) => ctx.registry.get(name)?.prototype instanceof DurableJob);
     const suspended = new WeakSet<JobPayload>();

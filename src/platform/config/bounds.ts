@@ -79,6 +79,7 @@ export const BOUNDS = Object.freeze({
   // A terabyte: a larger RSS limit is no limit.
   maxMemoryMb: { min: 0, above: true, max: 1_048_576, integer: false, unit: "MB" },
   hangThreshold: seconds(MAX_INTERVAL),
+  maxAbandoned: count(0, MAX_CONCURRENCY, "abandoned jobs still running, 0 = no limit"),
   weight: count(1, MAX_QUEUE_WEIGHT, "queue weight"),
 } satisfies Record<string, Bound>);
 

@@ -53,6 +53,8 @@ export interface ClusterFileConfig {
   maxMemoryMb?: number;
   /** Seconds without a heartbeat after which a child counts as hung. */
   hangThreshold?: number;
+  /** Abandoned jobs still running at which a child is replaced; 0 = never. */
+  maxAbandoned?: number;
   /** Most job slots per child sized from its group (`-m`); 0 = no maximum. */
   maxConcurrency?: number;
   /** Fewest job slots per child sized from its group (`--min-concurrency`). */
@@ -355,6 +357,7 @@ const CLUSTER: Schema<ClusterFileConfig> = {
   groups,
   maxMemoryMb: bounded("maxMemoryMb"),
   hangThreshold: bounded("hangThreshold"),
+  maxAbandoned: bounded("maxAbandoned"),
   maxConcurrency: bounded("maxConcurrency"),
   minConcurrency: bounded("minConcurrency"),
   metrics: nested(METRICS),
