@@ -5,9 +5,9 @@
 import type { Redis } from "ioredis";
 import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
-import { DURABLE_PREFIX, SCHEDULE, durableSignalKey, durableWaitersKey } from "../../wire/keys.js";
 import { defineScripts } from "../../platform/redis/scripts.js";
 import type { JsonValue } from "../../wire/payload.js";
+import { wake } from "./parking.js";
 
 export interface SignalOptions {
   /** Seconds the signal is kept for waits that start later (default 7 days). */
@@ -31,13 +31,5 @@ export async function signal(event: string, data: JsonValue = null, options: Sig
   const text = JSON.stringify(data);
   if (text === undefined) throw new ArgumentError(`signal("${event}", data): data must be JSON (got ${typeof data})`);
   const redis = options.redis ? defineScripts(options.redis) : defaultClient().redis;
-  return redis.durableSignal(
-    durableSignalKey(event),
-    durableWaitersKey(event),
-    SCHEDULE,
-    text,
-    retention,
-    DURABLE_PREFIX,
-    event,
-  );
+  return wake(redis, { event, data: text, retentionSeconds: retention });
 }
