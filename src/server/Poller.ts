@@ -11,7 +11,7 @@
  *   average every `averageScheduledPollInterval` seconds: interval = count * 5 s; sleep
  *   interval*rand + interval/2 below 10 processes, interval*rand*2 from 10 up (Sidekiq 8.x).
  */
-import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP, QUEUES, queueKey } from "../wire/keys.js";
+import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP } from "../wire/keys.js";
 import { parsePayload } from "../wire/payload.js";
 import { formatSeconds, nowSeconds } from "../wire/timestamps.js";
 import { EnqueueError } from "../wire/errors.js";
@@ -19,6 +19,7 @@ import { ProblemLog } from "../platform/redis/errors.js";
 import { sleep } from "../platform/util/sleep.js";
 import type { ServerContext } from "./context.js";
 import { sendToMorgue } from "./morgue.js";
+import { enqueueDue } from "./enqueueDue.js";
 
 /** Due jobs moved per Lua call: big enough for 100,000 in a second or two, small enough not to stall Redis. */
 const BATCH = 1000;
@@ -64,17 +65,15 @@ export class Poller {
     let moved = 0;
     while (!this.stopController.signal.aborted) {
       const enqueuedAt = this.ctx.timestampFormat === "milliseconds" ? String(Date.now()) : formatSeconds(nowSeconds());
-      const [count, ...returned] = await this.ctx.redis.enqueueDue(
+      const { moved: count, forClient } = await enqueueDue(this.ctx.redis, {
         set,
-        QUEUES,
-        formatSeconds(nowSeconds()),
-        BATCH,
+        nowSeconds: formatSeconds(nowSeconds()),
+        limit: BATCH,
         enqueuedAt,
-        queueKey(""),
-      );
-      for (const json of returned) await this.push(json, set);
-      moved += count + returned.length;
-      if (count + returned.length < BATCH) break;
+      });
+      for (const json of forClient) await this.push(json, set);
+      moved += count + forClient.length;
+      if (count + forClient.length < BATCH) break;
     }
     return moved;
   }

@@ -106,8 +106,23 @@ export class JobRecord {
    */
   argsSummary(): string {
     if (!this.isObject) return JSON.stringify([this.value]);
-    if (this.compressed) return `compressed, ${Math.max(Math.round(compressedArgsBytes(this.item) / 1024), 1)} KB`;
+    const bytes = this.compressedArgsBytes;
+    if (bytes !== undefined) return `compressed, ${Math.max(Math.round(bytes / 1024), 1)} KB`;
     return JSON.stringify(this.item.args ?? []);
+  }
+
+  /**
+   * The args as stored, never inflated (compressed args stay one base64 string): what a listing shows,
+   * with `compressedArgsBytes`. For a text that is not JSON, [text].
+   */
+  get storedArgs(): unknown[] {
+    if (!this.isObject) return [this.value];
+    return Array.isArray(this.item.args) ? (this.item.args as unknown[]) : [];
+  }
+
+  /** Bytes of the compressed args as stored (base64 decoded), read without inflating; undefined when not compressed. */
+  get compressedArgsBytes(): number | undefined {
+    return this.isObject && this.compressed ? compressedArgsBytes(this.item) : undefined;
   }
 
   /**

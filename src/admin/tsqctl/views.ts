@@ -10,7 +10,12 @@ export interface JobJson {
   class: string | null;
   display_class: string | null;
   queue: string;
+  /** As stored: compressed args are never inflated in a listing (one row could inflate to gigabytes). */
   args: unknown[];
+  /** Present (true) only when the args are compressed as GitLab does; `args` is then [base64 text]. */
+  args_compressed?: true;
+  /** Bytes of the compressed args as stored (base64 decoded); present with `args_compressed`. */
+  args_compressed_bytes?: number;
   created_at: number | null;
   enqueued_at: number | null;
   retry_count: number | null;
@@ -66,6 +71,8 @@ export interface WorkJson {
   jid: string | null;
   class: string | null;
   args: unknown[];
+  args_compressed?: true;
+  args_compressed_bytes?: number;
   payload: Record<string, unknown> | null;
   /** `{ n, data?, at }` once the job reported progress (docs/outcomes.md). */
   progress?: { n: number; data?: unknown; at: number };
@@ -93,13 +100,25 @@ export interface ActionJson {
   ids: string[];
 }
 
+type ArgsJson = Pick<JobJson, "args" | "args_compressed" | "args_compressed_bytes">;
+
+/**
+ * A row's args, never inflated: compressed args are shown as stored with their size, as the dashboard's
+ * lists show "compressed, N KB" (a hostile dead job inflating to 90 MB would cost seconds and GBs a row).
+ */
+function argsJson(job: JobRecord): ArgsJson {
+  const bytes = job.compressedArgsBytes;
+  if (bytes === undefined) return { args: job.storedArgs };
+  return { args: job.storedArgs, args_compressed: true, args_compressed_bytes: bytes };
+}
+
 export function jobJson(job: JobRecord): JobJson {
   return {
     jid: job.jid ?? null,
     class: job.klass ?? null,
     display_class: job.displayClass ?? null,
     queue: job.queue,
-    args: job.args,
+    ...argsJson(job),
     created_at: job.createdAt ?? null,
     enqueued_at: job.enqueuedAt ?? null,
     retry_count: job.retryCount ?? null,
@@ -151,7 +170,7 @@ export function workJson(w: WorkRecord): WorkJson {
     run_at: w.runAt,
     jid: job.jid,
     class: job.class,
-    args: job.args,
+    ...argsJson(w.job),
     payload: job.payload,
     ...(w.progress ? { progress: w.progress } : {}),
   };

@@ -165,13 +165,13 @@ export class CronScheduler extends PassLoop {
     const local = ctx.client.ownsQueue(job.queue);
     let claim: Awaited<ReturnType<CronStore["claim"]>>;
     try {
-      claim = await store.claim(
-        entry.name,
+      claim = await store.claim({
+        name: entry.name,
         tick,
-        ctx.identity,
-        this.timing.claimTtl,
-        local ? { queue: job.queue, json } : undefined,
-      );
+        identity: ctx.identity,
+        ttlSeconds: this.timing.claimTtl,
+        job: local ? { queue: job.queue, json } : undefined,
+      });
       if (claim === "push" && !local) await ctx.client.sendBuilt(built);
     } catch (error) {
       ctx.logger.error(

@@ -46,6 +46,19 @@ export interface SyncedEntry extends CronEntry {
 }
 
 /** push: enqueue the job · taken: another process has it · disabled: skipped · gone: schedule removed. */
+export interface CronClaimCall {
+  /** The schedule's name. */
+  name: string;
+  /** The tick claimed, integer epoch seconds. */
+  tick: number;
+  /** This process's identity, stored as the claim's value (for debugging). */
+  identity: string;
+  /** Seconds the claim key lives: long enough that no leader replays the tick while it exists. */
+  ttlSeconds: number;
+  /** The job to push with the claim (serialized, for `queue`); absent: claim only. */
+  job?: { queue: string; json: string };
+}
+
 export type ClaimResult = "push" | "taken" | "disabled" | "gone";
 const CLAIM_RESULTS: Record<string, ClaimResult> = { "1": "push", "0": "taken", "2": "disabled", "-1": "gone" };
 
@@ -98,16 +111,11 @@ export class CronStore {
   }
 
   /**
-   * Claims `tick` for `name` and, when claimed, pushes `job` (serialized, for `queue`) in the same atomic
-   * step (see cron-claim-4.lua); `ttl` seconds keeps the claim key. Without a job it only claims.
+   * Claims `call.tick` for `call.name` and, when claimed, pushes `call.job` in the same atomic step (see
+   * cron-claim-4.lua), the one typed call of that script. Without a job it only claims.
    */
-  async claim(
-    name: string,
-    tick: number,
-    identity: string,
-    ttl: number,
-    job?: { queue: string; json: string },
-  ): Promise<ClaimResult> {
+  async claim(call: CronClaimCall): Promise<ClaimResult> {
+    const { name, tick, job } = call;
     const queue = job?.queue ?? "";
     const result = await this.redis.cronClaim(
       cronScheduleKey(name),
@@ -115,8 +123,8 @@ export class CronStore {
       QUEUES,
       queueKey(queue),
       tick,
-      identity,
-      ttl,
+      call.identity,
+      call.ttlSeconds,
       queue,
       job?.json ?? "",
     );

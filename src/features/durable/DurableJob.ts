@@ -21,15 +21,10 @@ import type { ChainableCommander } from "ioredis";
 import { Job } from "../../client/Job.js";
 import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
-import {
-  DURABLE_SLEEPING_INDEX,
-  DURABLE_WAITING_INDEX,
-  SCHEDULE,
-  durableSignalKey,
-  durableWaitersKey,
-} from "../../wire/keys.js";
+import { DURABLE_SLEEPING_INDEX, SCHEDULE } from "../../wire/keys.js";
 import type { JsonValue } from "../../wire/payload.js";
 import { Journal, JOURNAL_TTL, parseEntry } from "./Journal.js";
+import { park } from "./parking.js";
 import { JournalError, StepOrderError, Suspended, EventTimeoutError } from "./errors.js";
 
 /** What a step's function is given. */
@@ -111,24 +106,19 @@ export abstract class DurableJob extends Job {
     const { position, entry } = journal.next(name);
     if (entry) return this.waited(event, entry.kind, entry.value) as T;
     const now = Date.now() / 1000;
-    const [status, data] = await journal.redis.durablePark(
-      journal.key,
-      durableSignalKey(event),
-      durableWaitersKey(event),
-      SCHEDULE,
-      DURABLE_WAITING_INDEX,
-      this.jid,
-      name,
-      position,
-      JSON.stringify(this.payload),
-      Math.ceil(now + timeout),
-      now,
-      journal.ttlSeconds,
+    const parked = await park(journal.redis, {
+      jid: this.jid,
       event,
-    );
-    if (status === "parked") throw new Suspended("parked");
-    if (status === "timeout") return this.waited(event, "t", undefined) as T;
-    return parseEntry(journal.key, `s:${name}`, `${position}|v|${data ?? ""}`).value as T;
+      stepName: name,
+      position,
+      payload: JSON.stringify(this.payload),
+      deadlineSeconds: Math.ceil(now + timeout),
+      nowSeconds: now,
+      journalTtlSeconds: journal.ttlSeconds,
+    });
+    if (parked.status === "parked") throw new Suspended("parked");
+    if (parked.status === "timeout") return this.waited(event, "t", undefined) as T;
+    return parseEntry(journal.key, `s:${name}`, `${position}|v|${parked.data}`).value as T;
   }
 
   private waited(event: string, kind: string, value: JsonValue | undefined): JsonValue | undefined {

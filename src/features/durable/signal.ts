@@ -7,19 +7,11 @@
 import type { Redis } from "ioredis";
 import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
-import {
-  DURABLE_PREFIX,
-  DURABLE_WAITING_INDEX,
-  QUEUES,
-  SCHEDULE,
-  durableSignalKey,
-  durableWaitersKey,
-  queueKey,
-} from "../../wire/keys.js";
 import { defineScripts } from "../../platform/redis/scripts.js";
 import { DEFAULTS } from "../../platform/config/defaults.js";
 import { formatTimestampJson, nowStamp, type TimestampFormat } from "../../wire/timestamps.js";
 import type { JsonValue } from "../../wire/payload.js";
+import { wake } from "./parking.js";
 
 export interface SignalOptions {
   /** Seconds the signal is kept for waits that start later (default 7 days). */
@@ -49,17 +41,5 @@ export async function signal(event: string, data: JsonValue = null, options: Sig
   const format: TimestampFormat =
     client?.timestampFormat ?? (DEFAULTS.sidekiqVersion === 8 ? "milliseconds" : "seconds");
   const enqueuedAt = client?.replaysScheduled ? "" : formatTimestampJson(nowStamp(format));
-  return redis.durableSignal(
-    durableSignalKey(event),
-    durableWaitersKey(event),
-    SCHEDULE,
-    QUEUES,
-    DURABLE_WAITING_INDEX,
-    text,
-    retention,
-    DURABLE_PREFIX,
-    event,
-    enqueuedAt,
-    queueKey(""),
-  );
+  return wake(redis, { event, data: text, retentionSeconds: retention, enqueuedAt });
 }

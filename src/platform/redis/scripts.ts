@@ -11,7 +11,11 @@ import type { Redis } from "ioredis";
 /** The compiled source root (dist/src): every `.lua` below it, outside `lib/` folders, is a command. */
 const SOURCE_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** The typed commands added to every tsq connection. Add one line here per new `.lua` file. */
+/**
+ * The typed commands added to every tsq connection. Add one line here per new `.lua` file. These are
+ * positional, as ioredis calls them; a script with more than a few arguments is called only through
+ * one typed function taking a named object (e.g. limitSlot.ts, recoverList.ts), which builds its keys.
+ */
 export interface ScriptCommands {
   /** zpopbyscore-1.lua: pops one member of `set` scored <= `now`. */
   zpopbyscore(set: string, now: string): Promise<string | null>;
@@ -147,7 +151,17 @@ export interface ScriptCommands {
     resumed: "0" | "1",
   ): Promise<[number, number, number]>;
   /** batch-open-1.lua: creates or reopens a batch for a `jobs` block; 1 created, 2 reopened (src/features/flow/batches). */
-  batchOpen(index: string, ...args: string[]): Promise<number>;
+  batchOpen(
+    index: string,
+    prefix: string,
+    bid: string,
+    now: string,
+    expiresIn: string,
+    mode: "create" | "reopen",
+    token: string,
+    parent: string,
+    ...fields: string[]
+  ): Promise<number>;
   /** durable-park-5.lua (features/durable): parks a waitFor() unless its signal is there; see the script's header. */
   durablePark(
     journal: string,
@@ -184,7 +198,19 @@ export interface ScriptCommands {
   /** batch-join-3.lua: makes `jids` members of the batch (its hash, pending and unrun keys); its new total. */
   batchJoin(batchHash: string, pending: string, unrun: string, ...jids: string[]): Promise<number>;
   /** batch-event-1.lua: applies a member's event, fires due callbacks; [bid, event, ...] fired. */
-  batchEvent(index: string, ...args: string[]): Promise<string[]>;
+  batchEvent(
+    index: string,
+    prefix: string,
+    queuePrefix: string,
+    queues: string,
+    now: string,
+    enqueuedAt: string,
+    failCap: string,
+    op: string,
+    bid: string,
+    member: string,
+    info: string,
+  ): Promise<string[]>;
   /** rate-bucket-1.lua: takes `cost` from a bucket limiter; [1, now ms] or [0, ms until the interval ends]. */
   rateBucket(bucket: string, limit: number, intervalMs: number, cost: number): Promise<[0 | 1, number]>;
   /** rate-window-1.lua: takes `cost` from a sliding window; [1, now ms] or [0, ms until room]. */

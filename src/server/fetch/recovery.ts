@@ -11,12 +11,9 @@
  */
 import { randomInt } from "node:crypto";
 import {
-  RECOVERY_COUNTER_PREFIX,
-  SCHEDULE,
   SUPER_PROCESSES,
   processKey,
   privateQueuePattern,
-  queueKey,
   queueOfPrivateKey,
   recoveryLockKey,
 } from "../../wire/keys.js";
@@ -26,6 +23,7 @@ import type { TsqRedis } from "../../platform/redis/connection.js";
 import { formatSeconds, nowSeconds } from "../../wire/timestamps.js";
 import { addToMorgue, type MorgueLimits } from "../morgue.js";
 import type { LockHooks } from "../context.js";
+import { recoverList } from "./recoverList.js";
 
 export interface RecoveryLimits extends MorgueLimits {
   poisonPillRecoveries: number;
@@ -81,17 +79,15 @@ export async function recoverIdentity(
   const result: Recovered = { requeued: 0, poisoned: [] };
   for (const key of await privateLists(redis, identity)) {
     const queue = queueOfPrivateKey(identity, key);
-    const [moved, ...poison] = await redis.recoverBuffer(
-      key,
-      queueKey(queue),
-      SCHEDULE,
-      RECOVERY_COUNTER_PREFIX,
-      limits.poisonPillWindow,
-      limits.poisonPillRecoveries,
-      formatSeconds(nowSeconds()),
-      SUSPECT_SPREAD,
-      randomInt(2 ** 31),
-    );
+    const { moved, poison } = await recoverList(redis, {
+      privateList: key,
+      queue,
+      windowSeconds: limits.poisonPillWindow,
+      maxRecoveries: limits.poisonPillRecoveries,
+      nowSeconds: formatSeconds(nowSeconds()),
+      spreadSeconds: SUSPECT_SPREAD,
+      seed: randomInt(2 ** 31),
+    });
     result.requeued += moved;
     for (const raw of poison) {
       // Removed by its exact bytes (it need not be UTF-8); the dead set gets the annotated job.

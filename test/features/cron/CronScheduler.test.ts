@@ -203,7 +203,7 @@ test("a new leader's sync replaces the stored schedules; a stale leader cannot p
     ["kept", "tick"],
   );
   assert.equal((await store.get("kept"))?.enabled, true);
-  assert.equal(await store.claim("old", 1_800_000_000, "stale", 60), "gone");
+  assert.equal(await store.claim({ name: "old", tick: 1_800_000_000, identity: "stale", ttlSeconds: 60 }), "gone");
   // The config flipping `enabled:` wins over the operator's earlier switch.
   const flipped = scheduler(t, [entry({ name: "kept", cron: "0 0 1 1 *", enabled: true })]);
   await store.setEnabled("kept", false);

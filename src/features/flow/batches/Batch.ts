@@ -19,10 +19,9 @@ import { ArgumentError } from "../../../wire/errors.js";
 import type { Client } from "../../../client/Client.js";
 import { defaultClient } from "../../../client/defaultClient.js";
 import type { JobClassLike } from "../../../client/options.js";
-import { BATCHES, BATCH_PREFIX } from "../../../wire/keys.js";
 import { dumpPayload, parsePayload, type JsonValue } from "../../../wire/payload.js";
-import { nowSeconds } from "../../../wire/timestamps.js";
 import { pushing, running } from "./context.js";
+import { openBatch } from "./open.js";
 import { applyBatchEvent, BATCH_EVENTS, type BatchEvent } from "./events.js";
 import { batchSettings, positive } from "./settings.js";
 import { batchStatus, type BatchStatus } from "./status.js";
@@ -156,17 +155,14 @@ export class Batch {
       if (mine.length > 0) fields.push(`cb:${event}`, JSON.stringify(mine));
     }
     try {
-      await this.pushClient().redis.batchOpen(
-        BATCHES,
-        BATCH_PREFIX,
-        this.bid,
-        String(nowSeconds()),
-        String(this.expiresIn),
-        this.reopened ? "reopen" : "create",
+      await openBatch(this.pushClient().redis, {
+        bid: this.bid,
+        mode: this.reopened ? "reopen" : "create",
+        expiresInSeconds: this.expiresIn,
         token,
-        this.parentBid,
-        ...fields,
-      );
+        parentBid: this.parentBid,
+        fields,
+      });
     } catch (error) {
       throw refused(error);
     }

@@ -18,12 +18,16 @@ import type { SujLockType } from "./policy.js";
 /** The run lock of while_executing lives beside the push lock's digest (the gem's RUN_SUFFIX). */
 export const RUN_SUFFIX = ":RUN";
 
+/** One job's lock: the whole argument of suj-lock-7.lua's and suj-unlock-6.lua's typed calls below. */
 export interface SujLock {
+  /** The gem's `lock_digest` (`uniquejobs:<hex>`, `…:RUN` for a run lock); its keys come from `sujKeys`. */
   digest: string;
+  /** The holder. */
   jid: string;
   type: SujLockType;
-  /** Seconds; 0: no expiry. */
-  ttl: number;
+  /** The gem's `lock_ttl`, seconds (sent as ms); 0: the lock never expires. */
+  ttlSeconds: number;
+  /** Most jids holding the lock at once (the gem's `lock_limit`, default 1). */
   limit: number;
 }
 
@@ -41,7 +45,7 @@ export async function takeLock(redis: TsqRedis, lock: SujLock): Promise<TakeResu
     SUJ_DIGESTS,
     SUJ_EXPIRING_DIGESTS,
     lock.jid,
-    Math.round(lock.ttl * 1000),
+    Math.round(lock.ttlSeconds * 1000), // ms
     lock.type,
     lock.limit,
     String(Date.now() / 1000),
@@ -50,7 +54,7 @@ export async function takeLock(redis: TsqRedis, lock: SujLock): Promise<TakeResu
 }
 
 /** Releases `lock.jid`'s hold as the gem's unlock does. False when it did not hold it. */
-export async function releaseSujLock(redis: TsqRedis, lock: Omit<SujLock, "ttl">): Promise<boolean> {
+export async function releaseSujLock(redis: TsqRedis, lock: Omit<SujLock, "ttlSeconds">): Promise<boolean> {
   const keys = sujKeys(lock.digest);
   const released = await redis.sujUnlock(
     keys.digest,

@@ -14,9 +14,9 @@ import { plainJson } from "./rubyJson.js";
 export function lockOf(job: JobPayload): SujLock | undefined {
   const type = lockTypeOf(job.lock);
   if (type === undefined || typeof job.lock_digest !== "string") return undefined;
-  const ttl = typeof job.lock_ttl === "number" && job.lock_ttl > 0 ? job.lock_ttl : 0; // seconds
+  const ttlSeconds = typeof job.lock_ttl === "number" && job.lock_ttl > 0 ? job.lock_ttl : 0;
   const limit = typeof job.lock_limit === "number" && job.lock_limit >= 1 ? Math.floor(job.lock_limit) : 1;
-  return { digest: job.lock_digest, jid: job.jid, type, ttl, limit };
+  return { digest: job.lock_digest, jid: job.jid, type, ttlSeconds, limit };
 }
 
 /** Seconds a job waits for while_executing's run lock (the gem's `lock_timeout`, default 0). */
