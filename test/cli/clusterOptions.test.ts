@@ -52,12 +52,18 @@ describe("defaults", () => {
         listQueues: false,
         maxMemoryMb: undefined,
         hangThreshold: 60,
+        maxAbandoned: 10,
         metricsPort: 9394,
         metricsHost: "127.0.0.1",
         webPort: 0,
       },
     );
-    assert.deepEqual(CLUSTER_DEFAULTS, { hangThreshold: 60, metricsPort: 9394, metricsHost: "127.0.0.1" });
+    assert.deepEqual(CLUSTER_DEFAULTS, {
+      hangThreshold: 60,
+      maxAbandoned: 10,
+      metricsPort: 9394,
+      metricsHost: "127.0.0.1",
+    });
   });
 });
 
@@ -96,6 +102,14 @@ describe("precedence: flag > config file > default", () => {
     assert.deepEqual([file.maxMemoryMb, file.hangThreshold], [512, 30]);
     const flag = resolve(["--max-memory", "256.5", "--hang-threshold", "90"], clusterFile);
     assert.deepEqual([flag.maxMemoryMb, flag.hangThreshold], [256.5, 90]);
+  });
+
+  test("max abandoned: flag, then cluster.max_abandoned, then 10; 0 means never; bad values named", () => {
+    assert.equal(resolve([]).maxAbandoned, 10);
+    assert.equal(resolve([], "cluster:\n  max_abandoned: 0\n").maxAbandoned, 0);
+    assert.equal(resolve(["--max-abandoned", "3"], "cluster:\n  max_abandoned: 0\n").maxAbandoned, 3);
+    assert.throws(() => resolve(["--max-abandoned", "2.5"]), /max-abandoned|maxAbandoned|integer/);
+    assert.throws(() => resolve([], "cluster:\n  max_abandoned: -1\n"), /max_abandoned/);
   });
 
   test("-m and --min-concurrency: flag, then cluster.max_concurrency / min_concurrency, then GitLab 16.x's 20 and 0", () => {

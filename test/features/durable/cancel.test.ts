@@ -113,6 +113,13 @@ test("timeout ignored: after the grace the slot is freed, the job retried, the p
   const [entry] = await handle.redis.zrange("retry", 0, 0);
   assert.equal((JSON.parse(entry!) as { error_class: string }).error_class, "JobTimeoutError");
   assert.deepEqual(outcomes, ["abandoned", "timedOut"]);
+  // Its promise runs on (60 s): counted as still running, and in the heartbeat for a supervisor.
+  assert.equal(launcher.ctx.state.abandoned, 1);
+  await eventually(
+    async () => (await handle.redis.hget(launcher.ctx.identity, "abandoned")) === "1",
+    10_000,
+    "the heartbeat reports the abandoned job",
+  );
   // The timeout per push overrides the class's.
   await launcher.ctx.client.push({ class: "PoliteJob", args: ["p"], timeout: 0.3 });
   await eventually(async () => (await runs("p")).includes("aborted:JobTimeoutError"), 10_000, "per-push timeout");
