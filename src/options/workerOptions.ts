@@ -8,15 +8,8 @@ import { basename, join, resolve } from "node:path";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { BOUNDS, describeBound, withinBound, type BoundName } from "../platform/config/bounds.js";
-import {
-  duplicateQueue,
-  isRedisUrl,
-  loadConfig,
-  parseQueueText,
-  QUEUE_FORMAT,
-  type ClusterFileConfig,
-  type FileSettings,
-} from "../platform/config/loadConfig.js";
+import { isRedisUrl, loadConfig, type ClusterFileConfig, type FileSettings } from "../platform/config/loadConfig.js";
+import { duplicateQueue, parseQueueText, QUEUE_FORMAT } from "../platform/config/queueList.js";
 import type { CapsuleConfig, FetchMode, QueueSpec, WorkerOptions } from "../platform/config/options.js";
 import { ConfigError } from "../wire/errors.js";
 import { quoted, refuseControlCharacters } from "../platform/config/controlCharacters.js";

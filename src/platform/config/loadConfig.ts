@@ -10,15 +10,14 @@ import { parseDocument } from "yaml";
 import { ConfigError } from "../../wire/errors.js";
 import { redactUrl } from "../redis/connection.js";
 import { parseRedisUrl, REDIS_URL_FORMAT } from "../redis/redisUrl.js";
-import { BOUNDS, MAX_QUEUE_WEIGHT, withinBound } from "./bounds.js";
 import { redisSection } from "./redisSection.js";
 import { shardsSection } from "./shardsSection.js";
 import type { ShardConfig } from "../shards/ShardMap.js";
 import type { FetchMode, QueueSpec } from "./options.js";
 import type { CronEntry } from "./cronEntry.js";
+import { cronSection } from "./cronSection.js";
+import { queueList } from "./queueList.js";
 import { WorkerRouter, type RoutingRule } from "../attributes/WorkerRouter.js";
-import { CRON_NAME_FORMAT, isCronName } from "./cronEntry.js";
-import { cronProblem, timeZoneProblem } from "./cronCheck.js";
 import {
   type Where,
   type Entry,
@@ -36,7 +35,6 @@ import {
   stringList,
   nested,
   boolean,
-  jobArgs,
 } from "./checks.js";
 
 export interface MetricsFileConfig {
@@ -133,24 +131,6 @@ export interface FileSettings {
   metricsMaxLabelValues?: number;
 }
 
-export const QUEUE_FORMAT = `a queue name, optionally followed by ",<weight>" with an integer weight from 1 to ${MAX_QUEUE_WEIGHT} (e.g. "critical,2")`;
-
-/** Parses `name` or `name,weight` (as given to `-q` or in YAML); undefined when malformed. */
-export function parseQueueText(text: string): QueueSpec | undefined {
-  const [name, weight, ...rest] = text.split(",").map((part) => part.trim());
-  return rest.length > 0 ? undefined : queueSpec(name, weight);
-}
-
-/** The first queue name listed twice, if any: a capsule lists each queue once, weights say how often. */
-export function duplicateQueue(queues: readonly QueueSpec[]): string | undefined {
-  const seen = new Set<string>();
-  for (const { name } of queues) {
-    if (seen.has(name)) return name;
-    seen.add(name);
-  }
-  return undefined;
-}
-
 /** True for a well-formed redis://, rediss:// or redis+sentinel:// URL (see src/platform/redis/redisUrl.ts). */
 export function isRedisUrl(text: string): boolean {
   try {
@@ -207,34 +187,6 @@ function parseYaml(text: string, label: string): unknown {
   }
 }
 
-function queueSpec(name: unknown, weight: unknown): QueueSpec | undefined {
-  if (typeof name !== "string" || !/^[^\s,]+$/.test(name)) return undefined;
-  if (weight === undefined) return { name, weight: 0 }; // 0 = no weight given (Sidekiq's strict order)
-  const value = typeof weight === "string" && /^\d+$/.test(weight) ? Number(weight) : weight;
-  return withinBound(value, BOUNDS.weight) ? { name, weight: value } : undefined;
-}
-
-function queueItem(item: unknown): QueueSpec | undefined {
-  if (typeof item === "string") return parseQueueText(item);
-  if (Array.isArray(item) && (item.length === 1 || item.length === 2)) return queueSpec(item[0], item[1]);
-  return undefined;
-}
-
-function queueList(value: unknown, at: Where): QueueSpec[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    return fail(at, "a non-empty list of queues, e.g. [critical, [default, 2], low]", value);
-  }
-  const queues = value.map(
-    (item: unknown, index) =>
-      queueItem(item) ??
-      fail({ ...at, path: `${at.path}[${index}]` }, `${QUEUE_FORMAT} or a [name, weight] pair`, item),
-  );
-  const twice = duplicateQueue(queues);
-  if (twice !== undefined)
-    throw new ConfigError(`${at.file}: ${at.path} lists queue "${twice}" twice; list it once, with a weight`);
-  return queues;
-}
-
 function capsules(value: unknown, at: Where): CapsuleFileConfig[] {
   return entriesOf(value, at).map(({ key, value: body, path }) => {
     if (key === "default") {
@@ -269,59 +221,6 @@ function fetchMode(value: unknown, at: Where): FetchMode {
 
 function sidekiqVersion(value: unknown, at: Where): 6 | 7 | 8 {
   return value === 6 || value === 7 || value === 8 ? value : fail(at, "6, 7 or 8", value);
-}
-
-/** One `cron:` entry as written; `cron` and `class` are required, checked by `cronSection`. */
-interface CronFileEntry {
-  cron?: string;
-  class?: string;
-  queue?: string;
-  args?: unknown[];
-  tz?: string;
-  description?: string;
-  enabled?: boolean;
-  catchUp?: boolean;
-}
-
-const CRON_ENTRY: Schema<CronFileEntry> = {
-  cron: nonEmptyString,
-  class: nonEmptyString,
-  queue: (value, at) =>
-    typeof value === "string" && /^[^\s,]+$/.test(value) ? value : fail(at, "a queue name", value),
-  args: jobArgs,
-  tz: nonEmptyString,
-  description: nonEmptyString,
-  enabled: boolean,
-  catchUp: boolean,
-};
-
-/** `cron:` maps a schedule name to { cron, class, queue?, args?, tz?, description?, enabled?, catch_up? }. */
-function cronSection(value: unknown, at: Where): CronEntry[] {
-  if (value === null) return []; // `cron:` with nothing under it
-  return entriesOf(value, at).map(({ key: name, value: body, path }) => {
-    if (!isCronName(name)) throw new ConfigError(`${at.file}: ${path}: a schedule name must use ${CRON_NAME_FORMAT}`);
-    const entry = applySchema(entriesOf(body, { file: at.file, path }), CRON_ENTRY, at.file);
-    if (entry.cron === undefined)
-      throw new ConfigError(`${at.file}: ${path}.cron is missing; give an expression such as "0 3 * * *"`);
-    if (entry.class === undefined)
-      throw new ConfigError(`${at.file}: ${path}.class is missing; name the job class to enqueue`);
-    const zone = entry.tz === undefined ? undefined : timeZoneProblem(entry.tz);
-    if (zone !== undefined) throw new ConfigError(`${at.file}: ${path}.tz: ${zone}`);
-    const problem = cronProblem(entry.cron, entry.tz);
-    if (problem !== undefined) throw new ConfigError(`${at.file}: ${path}.cron: ${problem}`);
-    return {
-      name,
-      cron: entry.cron,
-      class: entry.class,
-      args: entry.args ?? [],
-      enabled: entry.enabled ?? true,
-      catchUp: entry.catchUp ?? false,
-      source: at.file,
-      ...(entry.queue === undefined ? {} : { queue: entry.queue }),
-      ...(entry.tz === undefined ? {} : { tz: entry.tz }),
-      ...(entry.description === undefined ? {} : { description: entry.description }),
-    };
-  });
 }
 
 /** `routing_rules:` is a list of `[query, queue]` pairs; queue null or "" means the generated name. */

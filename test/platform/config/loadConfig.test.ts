@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig, parseQueueText, type FileSettings } from "../../../src/platform/config/loadConfig.js";
+import { loadConfig, type FileSettings } from "../../../src/platform/config/loadConfig.js";
+import { parseQueueText } from "../../../src/platform/config/queueList.js";
 import { ConfigError } from "../../../src/wire/errors.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tsq-loadConfig-"));
