@@ -81,7 +81,14 @@ export function clusterOptionsOf(config: ClusterConfig): ClusterOptions {
     throw new ArgumentError("new Cluster(config): config must be an object");
   refuseUnknown(config);
   const require = jobModulePath(config.require);
-  for (const name of ["processes", "maxConcurrency", "minConcurrency", "maxMemoryMb", "hangThreshold", "maxAbandoned"] as const)
+  for (const name of [
+    "processes",
+    "maxConcurrency",
+    "minConcurrency",
+    "maxMemoryMb",
+    "hangThreshold",
+    "maxAbandoned",
+  ] as const)
     bounded(name, config[name]);
   for (const name of ["metricsPort", "webPort"] as const) port(name, config[name]);
   for (const name of ["negate", "strictOrder"] as const)

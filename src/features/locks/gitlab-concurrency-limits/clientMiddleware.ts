@@ -152,7 +152,6 @@ export class Admission implements AlternateWrite {
   }
 }
 
-
 function refusal(refused: readonly { job: JobPayload; parked: number }[], limit: number): ConcurrencyLimitFullError {
   const { job, parked } = refused[0]!;
   const name = displayClass(job);

@@ -45,10 +45,7 @@ export function resolveAdmission(given: Partial<AdmissionSettings> = {}): Admiss
 export const concurrencyLimits = definePlugin({
   name: "concurrency-limits",
   client({ settings, events }) {
-    const admission = new Admission(
-      resolveAdmission(settings.concurrencyLimits as Partial<AdmissionSettings>),
-      events,
-    );
+    const admission = new Admission(resolveAdmission(settings.concurrencyLimits as Partial<AdmissionSettings>), events);
     // Scheduled jobs coming due were stored: never admitted at push, so the poller may batch them.
     return { middleware: admission.middleware, replaysScheduled: false, alternateWrite: admission };
   },
