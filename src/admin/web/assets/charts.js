@@ -16,6 +16,11 @@
   /** Whole-number steps for the count axis: a count of jobs is never 0.5. */
   const COUNT_STEPS = [1, 2, 5].flatMap((m) => [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8].map((p) => m * p));
   COUNT_STEPS.sort((a, b) => a - b);
+  const DAY = 86_400; // seconds
+  /** Whole days for the history's ticks (uPlot aligns 30 and 365 days to months and years). */
+  const DAY_STEPS = [1, 2, 7, 14, 30, 90, 180, 365].map((d) => d * DAY);
+  /** Least room between x ticks, px: a label ("12:04:10", "Nov 21") plus a gap. */
+  const X_SPACE = 70;
 
   const count = (v) => (v == null ? "–" : v.toLocaleString("en-US"));
 
@@ -24,7 +29,7 @@
    * axis ticks and `xValue` the one for the legend; `span(min, max)` may widen the x range (seconds).
    * The x labels drawn last are kept in `data-x-labels`, as text, for tools that cannot read a canvas.
    */
-  function timeChart(el, { data, xLabel, yLabel, xFormat, xValue, span }) {
+  function timeChart(el, { data, xLabel, yLabel, xFormat, xValue, xSteps, span }) {
     const tick = uPlot.fmtDate(xFormat);
     const series = (name) => ({ label: name, stroke: COLORS[name], width: 2, value: (u, v) => count(v) });
     const opts = {
@@ -39,6 +44,8 @@
       axes: [
         {
           label: xLabel,
+          space: X_SPACE,
+          incrs: xSteps,
           values: (u, splits) => {
             const labels = splits.map((s) => tick(new Date(s * 1000)));
             el.dataset.xLabels = JSON.stringify(labels);
@@ -83,6 +90,7 @@
       yLabel: "jobs per day",
       xFormat: "{MMM} {D}",
       xValue: "{YYYY}-{MM}-{DD}",
+      xSteps: DAY_STEPS,
     });
   }
 
@@ -113,7 +121,7 @@
         yLabel: `jobs per ${intervalS()} s`,
         xFormat: "{HH}:{mm}:{ss}",
         xValue: "{HH}:{mm}:{ss}",
-        span: (min, max) => [min, Math.max(max, min + LIVE_MIN_SPAN * intervalS())],
+        span: (min, max) => (min == null ? [min, max] : [min, Math.max(max, min + LIVE_MIN_SPAN * intervalS())]),
       });
     };
     const reset = () => {
