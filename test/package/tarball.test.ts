@@ -161,3 +161,35 @@ main().catch((error) => {
   assert.match(result.stdout, /hello cjs/);
   assert.match(result.stdout, /RAN [0-9a-f]{24} done/);
 });
+
+test("an app serves the dashboard's charts from the installed package: uPlot resolves from its node_modules", () => {
+  const dir = app("web-app", { type: "module" });
+  writeFileSync(
+    join(dir, "app.js"),
+    `import { createServer } from "node:http";
+import { connectRedis } from "tsq/api";
+import { createWebHandler } from "tsq/web";
+
+const redis = connectRedis(process.env.REDIS_URL);
+const handler = createWebHandler({ redis, prefix: "/tsq" });
+const server = createServer((req, res) => handler(req, res)).listen(0, "127.0.0.1");
+await new Promise((resolve) => server.once("listening", resolve));
+const base = "http://127.0.0.1:" + server.address().port + "/tsq";
+for (const path of ["/assets/uplot.min.js", "/assets/uplot.min.css", "/assets/charts.js"]) {
+  const res = await fetch(base + path);
+  console.log("ASSET " + path + " " + res.status + " " + res.headers.get("content-type") + " " + (await res.text()).length);
+}
+const page = await (await fetch(base + "/")).text();
+console.log("PAGE " + (page.includes('src="/tsq/assets/uplot.min.js"') ? "loads uplot" : "no uplot"));
+server.close();
+await handler.stop();
+redis.disconnect();
+`,
+  );
+  const result = run(dir, "app.js");
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stdout, /ASSET \/assets\/uplot\.min\.js 200 text\/javascript; charset=utf-8 [1-9]\d{4,}/);
+  assert.match(result.stdout, /ASSET \/assets\/uplot\.min\.css 200 text\/css; charset=utf-8 [1-9]\d+/);
+  assert.match(result.stdout, /ASSET \/assets\/charts\.js 200 text\/javascript; charset=utf-8 [1-9]\d+/);
+  assert.match(result.stdout, /PAGE loads uplot/);
+});

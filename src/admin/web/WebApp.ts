@@ -6,7 +6,6 @@
  * Order of checks for every request: mount prefix → authentication → static assets → route →
  * (POST) read-only → CSRF → form body → action. Errors never show a stack or a secret.
  */
-import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Redis } from "ioredis";
 import { Stats } from "../api/index.js";
@@ -17,6 +16,7 @@ import { html } from "./html.js";
 import { layout } from "./layout.js";
 import { match } from "./routes.js";
 import { PacedRetries } from "./PacedRetries.js";
+import { ASSET_MAX_AGE, Assets } from "./assets.js";
 import { readForm } from "./body.js";
 import { DEFAULT_SHARD } from "../../platform/shards/ShardMap.js";
 import { isUnreachable } from "../../platform/redis/connection.js";
@@ -56,18 +56,12 @@ export interface WebHandler {
   stop(): Promise<void>;
 }
 
-const ASSETS: Record<string, string> = {
-  "web.js": "text/javascript; charset=utf-8",
-  "web.css": "text/css; charset=utf-8",
-};
-const assetDir = new URL("./assets/", import.meta.url);
-
 export function createWebHandler(options: WebOptions): WebHandler {
   const prefix = (options.prefix ?? "").replace(/\/+$/, "");
   const csrf = new Csrf(options.csrfKey);
   const log = () => options.logger ?? logger();
   registerAuthSecrets(options.auth);
-  const assets = new Map<string, Promise<Buffer>>();
+  const assets = new Assets();
   const paced = new PacedRetries();
 
   const shardNames = options.shards?.length ? [DEFAULT_SHARD, ...options.shards.map((shard) => shard.name)] : [];
@@ -98,11 +92,10 @@ export function createWebHandler(options: WebOptions): WebHandler {
     }
     const { shard, redis, rest: path, prefix: shardPrefix } = shardOf(fullPath);
     const base = rootBase + shardPrefix;
-    const asset = /^\/assets\/([a-z]+\.(?:js|css))$/.exec(path)?.[1];
-    if (asset !== undefined && ASSETS[asset]) {
-      if (!assets.has(asset)) assets.set(asset, readFile(new URL(asset, assetDir)));
-      res.writeHead(200, { "content-type": ASSETS[asset], "cache-control": "public, max-age=300" });
-      res.end(await assets.get(asset));
+    const asset = path.startsWith("/assets/") ? await assets.get(path.slice("/assets/".length)) : null;
+    if (asset) {
+      res.writeHead(200, { "content-type": asset.type, "cache-control": `public, max-age=${ASSET_MAX_AGE}` });
+      res.end(req.method === "HEAD" ? undefined : asset.body);
       return;
     }
     const method = req.method ?? "GET";

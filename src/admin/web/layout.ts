@@ -1,7 +1,8 @@
 /**
  * The page shell shared by every page: navigation at Sidekiq's URLs, the summary cards, flash-free
- * forms with the CSRF token, and the pager. Scripts and styles come from the package (`/assets/...`)
- * and carry the response's nonce; there are no inline handlers.
+ * forms with the CSRF token, and the pager. Scripts and styles come from the package and from uPlot's
+ * (`/assets/...`, see assets.ts) and carry the response's nonce; there are no inline handlers. Deferred
+ * scripts run in document order, so uPlot's global exists before charts.js draws with it.
  */
 import type { StatsSnapshot } from "../api/index.js";
 import type { RequestContext } from "./context.js";
@@ -37,7 +38,10 @@ export function layout(ctx: RequestContext, title: string, body: Html, stats: St
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${title}${ctx.shards.length ? ` · ${ctx.shard}` : ""} · tsq</title>
         <link rel="icon" href="data:," />
+        <link rel="stylesheet" href="${ctx.base}/assets/uplot.min.css" nonce="${ctx.nonce}" />
         <link rel="stylesheet" href="${ctx.base}/assets/web.css" nonce="${ctx.nonce}" />
+        <script src="${ctx.base}/assets/uplot.min.js" nonce="${ctx.nonce}" defer></script>
+        <script src="${ctx.base}/assets/charts.js" nonce="${ctx.nonce}" defer></script>
         <script src="${ctx.base}/assets/web.js" nonce="${ctx.nonce}" defer></script>
       </head>
       <body data-base="${ctx.base}">

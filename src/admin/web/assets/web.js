@@ -1,10 +1,9 @@
-// The dashboard's only script, served from the package (no CDN, no build step). It never inserts
-// HTML: every value it shows goes through textContent or an SVG attribute.
+// The dashboard's script for forms and the Metrics pages' charts, served from the package (no CDN, no
+// build step); the Dashboard's time charts are in charts.js. It never inserts HTML: every value it shows
+// goes through textContent or an SVG attribute.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
-/** Points the live chart keeps (Sidekiq's realtime chart keeps 50). */
-const LIVE_POINTS = 50;
 
 function svgEl(name, attrs) {
   const el = document.createElementNS(SVG, name);
@@ -107,76 +106,6 @@ function setupBubbles() {
   el.replaceChildren(svg);
 }
 
-function setupHistory() {
-  const el = document.getElementById("history-chart");
-  if (!el) return;
-  const data = JSON.parse(el.dataset.series || "{}");
-  drawChart(el, data.dates || [], [
-    { name: "processed", cls: "processed", values: data.processed || [] },
-    { name: "failed", cls: "failed", values: data.failed || [] },
-  ]);
-}
-
-function setupLive() {
-  const el = document.getElementById("live-chart");
-  if (!el) return;
-  const status = document.getElementById("live-status");
-  const slider = document.getElementById("interval");
-  const shown = document.getElementById("interval-value");
-  const labels = [];
-  const processed = [];
-  const failed = [];
-  let last = null;
-  let source = null;
-
-  const close = (why) => {
-    if (source) source.close();
-    source = null;
-    status.textContent = why;
-  };
-  const open = () => {
-    close("connecting…");
-    source = new EventSource(`${el.dataset.stream}?interval=${slider.value}`);
-    source.addEventListener("stats", (event) => {
-      const stats = JSON.parse(event.data);
-      const s = stats.sidekiq;
-      if (last) {
-        labels.push(stats.server_utc_time);
-        processed.push(Math.max(0, s.processed - last.processed));
-        failed.push(Math.max(0, s.failed - last.failed));
-        for (const list of [labels, processed, failed]) if (list.length > LIVE_POINTS) list.shift();
-      }
-      last = s;
-      el.dataset.points = String(labels.length);
-      el.dataset.lastProcessed = String(processed.at(-1) ?? 0);
-      drawChart(el, labels, [
-        { name: "processed", cls: "processed", values: processed },
-        { name: "failed", cls: "failed", values: failed },
-      ]);
-      for (const [name, value] of Object.entries({
-        processed: s.processed,
-        failed: s.failed,
-        busy: s.busy,
-        enqueued: s.enqueued,
-        retries: s.retries,
-        scheduled: s.scheduled,
-        dead: s.dead,
-      })) {
-        const card = document.querySelector(`[data-stat="${name}"]`);
-        if (card) card.textContent = value.toLocaleString("en-US");
-      }
-      status.textContent = `live · ${stats.server_utc_time}`;
-    });
-    source.addEventListener("error", () => (status.textContent = "reconnecting…"));
-  };
-  slider.addEventListener("input", () => (shown.textContent = `${slider.value} s`));
-  slider.addEventListener("change", open);
-  // A hidden tab asks nothing of Redis: the stream closes and reopens when the tab is shown again.
-  document.addEventListener("visibilitychange", () => (document.hidden ? close("paused (tab hidden)") : open()));
-  if (!document.hidden) open();
-  else close("paused (tab hidden)");
-}
-
 function setupForms() {
   for (const form of document.querySelectorAll("form[data-confirm]")) {
     form.addEventListener("submit", (event) => {
@@ -202,9 +131,7 @@ function setupForms() {
 
 document.addEventListener("DOMContentLoaded", () => {
   setupForms();
-  setupHistory();
   setupMetrics();
   setupHistogram();
   setupBubbles();
-  setupLive();
 });

@@ -1,7 +1,9 @@
 /**
  * The Dashboard (`/`), `/stats` and `/stats/queues` in Sidekiq Web's JSON shape, and `/stream`: the
  * same numbers pushed as server-sent events every 2–20 s for the live graph (the page closes the
- * stream while its tab is hidden, so a forgotten tab costs Redis nothing).
+ * stream while its tab is hidden, so a forgotten tab costs Redis nothing). Both charts are drawn by
+ * assets/charts.js from numbers only: the history as JSON in a data attribute, the live one from the
+ * stream's events.
  */
 import { Stats } from "../../api/index.js";
 import { HttpError, intParam, json, page, type RequestContext, type RouteResult } from "../context.js";
@@ -81,7 +83,11 @@ export async function dashboard(ctx: RequestContext): Promise<RouteResult> {
       <div class="days">
         ${[7, 30, 90, 180].map((d) => html`<a class="${d === days ? "btn active" : "btn"}" href="${ctx.base}/?days=${d}">${d} d</a>`)}
       </div>
-      <div id="history-chart" class="chart" data-series="${JSON.stringify(series)}"></div>
+      ${
+        series.processed.some((n) => n > 0) || series.failed.some((n) => n > 0)
+          ? html`<div id="history-chart" class="chart" data-series="${JSON.stringify(series)}"></div>`
+          : html`<p class="chart-note muted">No job was processed or failed in these ${days} days.</p>`
+      }
     </section>
     <section class="panel">
       <h2>Redis</h2>
