@@ -24,5 +24,8 @@ test("inline: perform has run when the push resolves; a Date argument fails as i
   inline();
   await InvoiceJob.performAsync({ id: 2, lines: [{ price: 3 }] });
   assert.deepEqual(InvoiceJob.totals, [3]);
-  await assert.rejects(InvoiceJob.performAsync({ id: 3, lines: [], placedAt: new Date() }), /args\[0\]\.placedAt is a Date/);
+  await assert.rejects(
+    InvoiceJob.performAsync({ id: 3, lines: [], placedAt: new Date() }),
+    /args\[0\]\.placedAt is a Date/,
+  );
 });
