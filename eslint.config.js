@@ -48,6 +48,12 @@ export default tseslint.config(
     },
   },
   {
+    // The package test's CommonJS app (test/package/tarball.test.ts): require() is the point of it.
+    files: ["test/package/apps/cjs/src/**/*.js", "test/package/apps/cjs/node-test/**/*.js"],
+    languageOptions: { sourceType: "commonjs" },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
     // The dashboard's browser script, served as is from the package.
     files: ["src/admin/web/assets/**/*.js"],
     languageOptions: { globals: globals.browser },

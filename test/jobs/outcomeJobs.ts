@@ -33,6 +33,31 @@ export class RetriedJob extends Job {
   }
 }
 
+/** Fails its first two attempts and returns on the third; retried 1 s later (plus Sidekiq's jitter). */
+export class FlakyJob extends Job {
+  static override options = { result: { ttl: TTL }, retry: 5 };
+  static retryIn(): number {
+    return 1;
+  }
+  perform(): string {
+    // retry_count is absent on the first attempt, 0 on the second, 1 on the third.
+    const attempt = (this.payload?.retry_count ?? -1) + 2;
+    if (attempt <= 2) throw new Error(`attempt ${attempt} fails`);
+    return `attempt ${attempt} worked`;
+  }
+}
+
+/** Retried once, then dead: its retries run out. */
+export class ExhaustedJob extends Job {
+  static override options = { result: { ttl: TTL }, retry: 1 };
+  static retryIn(): number {
+    return 1;
+  }
+  perform(): void {
+    throw new RangeError("never works");
+  }
+}
+
 /** Returns more than its 100-byte cap. */
 export class HugeResultJob extends Job {
   static override options = { result: { ttl: TTL, maxBytes: 100 } };

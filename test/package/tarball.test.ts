@@ -1,19 +1,24 @@
 /**
  * The packed tarball as an application installs it: what it holds, and two fresh apps (a strict
- * NodeNext TypeScript ES module app and a CommonJS one) that start a worker from code, run a job and
- * stop. The tarball is packed from the dist/ the test run just built (`--ignore-scripts`: prepack would
- * rebuild dist/ under the other test files' feet).
+ * NodeNext TypeScript ES module app and a CommonJS one, the files of test/package/apps) that start a
+ * worker from code, run a job and stop, and whose own tests use tsq/testing's fake and inline modes
+ * under Vitest and node:test. The tarball is packed from the dist/ the test run just built
+ * (`--ignore-scripts`: prepack would rebuild dist/ under the other test files' feet).
+ *
+ * Network: the apps install tsq's dependencies from npm's cache (`--prefer-offline`: the registry only
+ * for what the cache lacks); Vitest and @types/node are links to this project's copies.
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT } from "../helpers/tsqProcess.js";
 
 const handle = useRedis();
+const APPS = join(ROOT, "test/package/apps");
 const work = mkdtempSync(join(tmpdir(), "tsq-tarball-"));
 let tarball = "";
 
@@ -31,28 +36,92 @@ function listing(): string[] {
   return execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n");
 }
 
-/** An app folder with tsq installed from the tarball, from npm's cache when it has the dependencies. */
-function app(name: string, packageJson: object): string {
-  const dir = join(work, name);
-  mkdirSync(dir);
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name, private: true, ...packageJson }));
+/** Runs `args` with node in `dir`, pointed at the test's Redis; a minute at most. */
+function run(dir: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  // Without NODE_TEST_CONTEXT, which this file's runner sets: with it, the app's own `node --test`
+  // would report to this runner in its private format instead of printing TAP.
+  const { NODE_TEST_CONTEXT: _runner, ...env } = process.env;
+  return spawnSync(process.execPath, args, {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 60_000,
+    env: { ...env, REDIS_URL: handle.url, TSQ_LOG_LEVEL: "warn" },
+  });
+}
+
+/** Links `node_modules/<name>` of the app to this project's copy: the app's own dev dependency in real life. */
+function linkDevDependency(dir: string, name: string): void {
+  mkdirSync(dirname(join(dir, "node_modules", name)), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
+}
+
+const apps = new Map<string, string>();
+
+/**
+ * The app of test/package/apps/<fixture> in a folder of its own, with tsq installed from the tarball
+ * and Vitest linked (after the install, which would prune a link made before); made once per run.
+ */
+function app(fixture: "esm" | "cjs", packageJson: object): string {
+  const made = apps.get(fixture);
+  if (made) return made;
+  const dir = join(work, `${fixture}-app`);
+  cpSync(join(APPS, fixture), dir, { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `${fixture}-app`, private: true, ...packageJson }));
   const install = spawnSync(
     "npm",
     ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball],
     { cwd: dir, encoding: "utf8" },
   );
   assert.equal(install.status, 0, `npm install of the tarball failed: ${install.stderr}`);
+  linkDevDependency(dir, "vitest");
+  apps.set(fixture, dir);
   return dir;
 }
 
-function run(dir: string, file: string): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, [file], {
-    cwd: dir,
+/** The ES module app, compiled by tsc with its strict NodeNext tsconfig (its Vitest tests included). */
+function esmApp(): string {
+  const compiled = apps.has("esm");
+  const dir = app("esm", { type: "module" });
+  if (compiled) return dir;
+  linkDevDependency(dir, "@types/node");
+  const tsc = spawnSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], {
     encoding: "utf8",
-    timeout: 60_000,
-    env: { ...process.env, REDIS_URL: handle.url, TSQ_LOG_LEVEL: "warn" },
   });
+  assert.equal(tsc.status, 0, `the app does not compile: ${tsc.stdout}${tsc.stderr}`);
+  return dir;
 }
+
+/** Runs the app's Vitest suite (its test/ folder); the counts of its JSON report. */
+function vitest(dir: string): { passed: number; names: string[] } {
+  const report = join(dir, "vitest-report.json");
+  const result = run(dir, [
+    join(dir, "node_modules/vitest/vitest.mjs"),
+    "run",
+    "--dir",
+    "test",
+    "--reporter=json",
+    `--outputFile=${report}`,
+  ]);
+  assert.equal(result.status, 0, `vitest failed:\n${result.stdout}${result.stderr}`);
+  const json = JSON.parse(readFileSync(report, "utf8")) as {
+    numPassedTests: number;
+    testResults: { assertionResults: { title: string }[] }[];
+  };
+  const names = json.testResults.flatMap((file) => file.assertionResults.map((a) => a.title));
+  return { passed: json.numPassedTests, names };
+}
+
+/** Runs one node:test file of the app; the number of tests that passed. */
+function nodeTest(dir: string, file: string): number {
+  const result = run(dir, ["--test", "--test-reporter=tap", file]);
+  assert.equal(result.status, 0, `node --test ${file} failed:\n${result.stdout}${result.stderr}`);
+  return Number(/^# pass (\d+)$/m.exec(result.stdout)?.[1]);
+}
+
+const MODE_TESTS = [
+  "fake: the push is held with its arguments until drain() runs it",
+  "inline: perform has run when the push resolves; a Date argument fails as in production",
+];
 
 test("the tarball holds the compiled package and its docs, no screenshots, no maps without their sources", () => {
   const files = listing();
@@ -80,92 +149,42 @@ test("the tarball holds the compiled package and its docs, no screenshots, no ma
 });
 
 test("a strict NodeNext TypeScript app starts a worker from code, runs a job and stops", () => {
-  const dir = app("esm-app", { type: "module" });
-  // The app's own dev dependency in real life; here the project's copy.
-  mkdirSync(join(dir, "node_modules/@types"), { recursive: true });
-  symlinkSync(join(ROOT, "node_modules/@types/node"), join(dir, "node_modules/@types/node"));
-  writeFileSync(
-    join(dir, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        target: "ES2022",
-        module: "NodeNext",
-        moduleResolution: "NodeNext",
-        strict: true,
-        outDir: "out",
-      },
-      files: ["app.ts"],
-    }),
-  );
-  writeFileSync(
-    join(dir, "app.ts"),
-    `import { Job, Worker } from "tsq";
-
-class Hello extends Job {
-  perform(name: string) {
-    console.log("hello " + name);
-  }
-}
-
-const worker = new Worker({ redis: process.env.REDIS_URL, jobs: [Hello], queues: ["default"], concurrency: 2 });
-const ended = new Promise<string>((resolve) => worker.on("job:end", (e) => resolve(e.status)));
-await worker.start();
-const jid = await Hello.performAsync("esm");
-const status = await ended;
-await worker.stop({ timeout: 1 });
-console.log("RAN " + jid + " " + status);
-process.exit(0);
-`,
-  );
-  const tsc = spawnSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", dir], {
-    encoding: "utf8",
-  });
-  assert.equal(tsc.status, 0, `the app does not compile: ${tsc.stdout}${tsc.stderr}`);
-  const result = run(dir, "out/app.js");
+  const result = run(esmApp(), ["out/src/worker.js"]);
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /hello esm/);
   assert.match(result.stdout, /RAN [0-9a-f]{24} done/);
 });
 
-test("a CommonJS app require()s the package, starts a worker, runs a job and stops", () => {
-  const dir = app("cjs-app", {});
-  writeFileSync(
-    join(dir, "app.js"),
-    `"use strict";
-const { Job, Worker } = require("tsq");
-
-class Hello extends Job {
-  perform(name) {
-    console.log("hello " + name);
-  }
-}
-
-async function main() {
-  const worker = new Worker({ redis: process.env.REDIS_URL, jobs: [Hello], queues: ["default"] });
-  const ended = new Promise((resolve) => worker.on("job:end", (e) => resolve(e.status)));
-  await worker.start();
-  const jid = await Hello.performAsync("cjs");
-  const status = await ended;
-  await worker.stop({ timeout: 1 });
-  console.log("RAN " + jid + " " + status);
-  process.exit(0);
-}
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
-`,
+test("the TypeScript app's Vitest and node:test tests use fake and inline modes", () => {
+  const dir = esmApp();
+  const suite = vitest(dir);
+  assert.deepEqual(
+    suite.names.sort(),
+    [...MODE_TESTS, "draining runs the held jobs", "signing up enqueues a welcome email"].sort(),
   );
-  const result = run(dir, "app.js");
+  assert.equal(suite.passed, 4);
+  assert.equal(nodeTest(dir, "out/node-test/modes.test.js"), 2);
+});
+
+test("a CommonJS app require()s the package, starts a worker, runs a job and stops", () => {
+  const result = run(app("cjs", {}), ["src/worker.js"]);
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /hello cjs/);
   assert.match(result.stdout, /RAN [0-9a-f]{24} done/);
 });
 
+test("the CommonJS app's Vitest and node:test tests use fake and inline modes", () => {
+  const dir = app("cjs", {});
+  const suite = vitest(dir);
+  assert.deepEqual(suite.names.sort(), [...MODE_TESTS].sort());
+  assert.equal(suite.passed, 2);
+  assert.equal(nodeTest(dir, "node-test/modes.test.js"), 2);
+});
+
 test("an app serves the dashboard's charts from the installed package: uPlot resolves from its node_modules", () => {
-  const dir = app("web-app", { type: "module" });
+  const dir = esmApp();
   writeFileSync(
-    join(dir, "app.js"),
+    join(dir, "web.js"),
     `import { createServer } from "node:http";
 import { connectRedis } from "tsq/api";
 import { createWebHandler } from "tsq/web";
@@ -186,7 +205,7 @@ await handler.stop();
 redis.disconnect();
 `,
   );
-  const result = run(dir, "app.js");
+  const result = run(dir, ["web.js"]);
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /ASSET \/assets\/uplot\.min\.js 200 text\/javascript; charset=utf-8 [1-9]\d{4,}/);
   assert.match(result.stdout, /ASSET \/assets\/uplot\.min\.css 200 text\/css; charset=utf-8 [1-9]\d+/);

@@ -1,6 +1,7 @@
 /**
- * docs/testing.md's node:test examples are these test files, word for word: each block marked
- * `<!-- example: test/testing/<file> -->` must equal its file, which runs in the suite.
+ * docs/testing.md's examples are test files, word for word: each block marked `<!-- example: <file> -->`
+ * must equal its file. The node:test ones (test/testing) run in the suite; the Vitest one runs in the
+ * package test's TypeScript app (test/package/tarball.test.ts).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -8,12 +9,17 @@ import { readFileSync } from "node:fs";
 
 const root = new URL("../../../", import.meta.url);
 
-test("every node:test example in docs/testing.md is a test file that runs, unchanged", () => {
+test("every example test in docs/testing.md is a test file that runs, unchanged", () => {
   const doc = readFileSync(new URL("docs/testing.md", root), "utf8");
-  const examples = [...doc.matchAll(/<!-- example: (test\/testing\/[\w.-]+\.test\.ts) -->\s*```ts\n([\s\S]*?)\n```/g)];
+  const examples = [...doc.matchAll(/<!-- example: (test\/[\w./-]+\.test\.ts) -->\s*```ts\n([\s\S]*?)\n```/g)];
   assert.deepEqual(
     examples.map(([, file]) => file),
-    ["test/testing/example-fake.test.ts", "test/testing/example-inline.test.ts", "test/testing/example-worker.test.ts"],
+    [
+      "test/testing/example-fake.test.ts",
+      "test/testing/example-inline.test.ts",
+      "test/testing/example-worker.test.ts",
+      "test/package/apps/esm/test/signup.test.ts",
+    ],
   );
   for (const [, file, code] of examples) {
     assert.equal(

@@ -8,9 +8,13 @@
  *      registers, and then reads every entry after P in order;
  *   2. a wait registers its jid, THEN reads `tsq:result:<jid>`.
  *
- * The key and its stream entry are written by one MULTI. An end whose entry the reader had already read
+ * The key and its stream entry are written by one script. An end whose entry the reader had already read
  * when the wait registered was written before the GET was sent, so the GET sees it; an end whose entry
  * comes later is handed to the registered wait. Either way it is seen, and nothing polls.
+ *
+ * A wait for the final end (`final: true`) takes a `failed` record as "not yet": OutcomeRecorder writes
+ * `failed` only for an attempt that was retried. The next attempt rewrites the key and adds its entry,
+ * so the same two steps see it, whether it ended before the wait began or after.
  *
  * The stream is capped (~10,000 entries): a reader that falls further behind than that (a full read),
  * or that lost its connection, re-reads the keys of every pending wait, so a trimmed event costs a GET,
@@ -40,8 +44,15 @@ export interface WatcherOptions {
 }
 
 export interface WaitOptions {
-  /** Seconds to wait at most; then the promise rejects with WaitTimeoutError. */
+  /** Seconds to wait at most (across every attempt when `final`); then the promise rejects with WaitTimeoutError. */
   timeout: number;
+  /**
+   * Wait for the job's final end: `done` or `dead` (retries exhausted, `retry: false`, discarded),
+   * skipping the `failed` of each attempt that was retried (BullMQ's `job.waitUntilFinished` always
+   * does: its events announce a retried attempt as "delayed", not "failed"). Default false: the first
+   * end, a retried attempt's `failed` included.
+   */
+  final?: boolean;
 }
 
 /** Which events a subscriber gets: all of the named classes and/or queues (none named: every event). */
@@ -66,13 +77,19 @@ export class OutcomeWatcher {
     this.redis = (options.client ?? defaultClient()).redis;
   }
 
-  /** The job's last recorded end; resolves at once if it ended before the call. */
+  /**
+   * The job's last recorded end (its final one with `final: true`); resolves at once if it ended before
+   * the call.
+   */
   async wait(jid: string, options: WaitOptions): Promise<JobResult> {
     if (typeof jid !== "string" || jid === "")
       throw new ArgumentError("waitUntilFinished(jid): jid must be a non-empty string");
     const timeout = options?.timeout;
     if (typeof timeout !== "number" || !(timeout > 0) || !Number.isFinite(timeout))
       throw new ArgumentError("waitUntilFinished(jid, { timeout }): timeout must be a positive number of seconds");
+    const final = options.final ?? false;
+    if (typeof final !== "boolean")
+      throw new ArgumentError("waitUntilFinished(jid, { final }): final must be true or false");
     await this.start();
     return new Promise<JobResult>((resolve, reject) => {
       let settled = false;
@@ -84,15 +101,22 @@ export class OutcomeWatcher {
         if (outcome instanceof Error) reject(outcome);
         else resolve(outcome);
       };
+      // A retried attempt's end ("failed") is skipped when waiting for the final one: the key is
+      // rewritten by the next attempt's end, whose event then calls `lookup` again.
+      let retryPending = false;
+      const accept = (outcome: JobResult): void => {
+        if (final && outcome.status === "failed") retryPending = true;
+        else finish(outcome);
+      };
       const lookup = (event?: OutcomeEvent): void => {
         this.redis.get(resultKey(jid)).then((text) => {
           const stored = parseRecord(text);
-          if (stored) finish(stored);
-          else if (event) finish(event.error ? { status: event.status, error: event.error } : { status: event.status });
+          if (stored) accept(stored);
+          else if (event) accept(event.error ? { status: event.status, error: event.error } : { status: event.status });
         }, finish);
       };
       const listener: Listener = (event) => lookup(event);
-      const timer = setTimeout(() => finish(new WaitTimeoutError(jid, timeout)), timeout * 1000);
+      const timer = setTimeout(() => finish(new WaitTimeoutError(jid, timeout, retryPending)), timeout * 1000);
       // Registered before the key is read (see the header): an end after this point reaches `listener`.
       let set = this.waits.get(jid);
       if (!set) this.waits.set(jid, (set = new Set()));

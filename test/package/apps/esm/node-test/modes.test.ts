@@ -1,0 +1,28 @@
+// node:test: the same modes as test/modes.test.ts (Vitest), compiled by tsc and run by `node --test`.
+import { test, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { fake, inline, disable, clearAll } from "tsq/testing";
+import { InvoiceJob, type Order } from "../src/invoices.js";
+
+afterEach(() => {
+  clearAll();
+  disable();
+  InvoiceJob.totals = [];
+});
+
+test("fake: the push is held with its arguments until drain() runs it", async () => {
+  fake();
+  await InvoiceJob.performAsync({ id: 1, lines: [{ price: 5 }, { price: 7 }] });
+  assert.equal(InvoiceJob.jobs.length, 1);
+  assert.deepEqual(InvoiceJob.jobs[0]?.args, [{ id: 1, lines: [{ price: 5 }, { price: 7 }] }]);
+  assert.equal(await InvoiceJob.drain(), 1);
+  assert.deepEqual(InvoiceJob.totals, [12]);
+});
+
+test("inline: perform has run when the push resolves; a Date argument fails as in production", async () => {
+  inline();
+  await InvoiceJob.performAsync({ id: 2, lines: [{ price: 3 }] });
+  assert.deepEqual(InvoiceJob.totals, [3]);
+  const order: Order = Object.assign({ id: 3, lines: [] }, { placedAt: new Date() });
+  await assert.rejects(InvoiceJob.performAsync(order), /args\[0\]\.placedAt is a Date/);
+});
