@@ -36,6 +36,7 @@ interface Target {
   total: number;
   /** Gauges: each live child's last value, by worker id. */
   byChild: Map<number, number> | undefined;
+  family: Family;
 }
 
 interface Family {
@@ -43,6 +44,8 @@ interface Family {
   monotonic: boolean;
   combine: (values: number[]) => number;
   series: Map<string, Target>;
+  /** The family's exposition text as last rendered; undefined once a value changed. An idle cluster's scrape reuses it. */
+  text: string | undefined;
 }
 
 /** A child's last value of one series, and where it is merged. */
@@ -131,14 +134,19 @@ export class MergedSeries {
   render(except: ReadonlySet<string>): string {
     const parts: string[] = [];
     for (const f of this.byName.values()) {
-      if (except.has(f.meta.name)) continue;
-      let head = `# HELP ${f.meta.name} ${escapeHelp(f.meta.help)}\n# TYPE ${f.meta.name} ${f.meta.type}\n`;
-      for (const t of f.series.values()) {
-        const value = this.valueOf(f, t);
-        if (value === undefined) continue;
-        parts.push(`${head}${t.prefix}${formatValue(value)}\n`);
-        head = "";
-      }
+      if (!except.has(f.meta.name)) parts.push((f.text ??= this.renderFamily(f)));
+    }
+    return parts.join("");
+  }
+
+  private renderFamily(f: Family): string {
+    const parts: string[] = [];
+    let head = `# HELP ${f.meta.name} ${escapeHelp(f.meta.help)}\n# TYPE ${f.meta.name} ${f.meta.type}\n`;
+    for (const t of f.series.values()) {
+      const value = this.valueOf(f, t);
+      if (value === undefined) continue;
+      parts.push(`${head}${t.prefix}${formatValue(value)}\n`);
+      head = "";
     }
     return parts.join("");
   }
@@ -151,12 +159,13 @@ export class MergedSeries {
 
   private set(child: number, c: Contribution, value: number): void {
     if (c.gauge) {
+      if (c.target.byChild?.get(child) === value) return;
       (c.target.byChild ??= new Map()).set(child, value);
-      c.value = value;
     } else if (value > c.value) {
       c.target.total += value - c.value;
-      c.value = value;
-    }
+    } else return;
+    c.value = value;
+    c.target.family.text = undefined;
   }
 
   /** The family's merged entry; undefined when the name was first seen with another type (invalid output). */
@@ -166,7 +175,7 @@ export class MergedSeries {
       const meta: Omit<MetricFamily, "values"> = { name: family.name, help: family.help, type: family.type };
       if (family.aggregator !== undefined) meta.aggregator = family.aggregator;
       const monotonic = family.type === "counter" || family.type === "histogram";
-      merged = { meta, monotonic, combine: combiner({ ...meta, values: [] }), series: new Map() };
+      merged = { meta, monotonic, combine: combiner({ ...meta, values: [] }), series: new Map(), text: undefined };
       this.byName.set(family.name, merged);
     }
     return merged.meta.type === family.type ? merged : undefined;
@@ -180,7 +189,8 @@ export class MergedSeries {
     let target = family.series.get(key);
     if (!target) {
       const prefix = `${raw.metricName ?? family.meta.name}${renderLabels(labels)} `;
-      target = { sample, prefix, total: 0, byChild: undefined };
+      target = { sample, prefix, total: 0, byChild: undefined, family };
+      family.text = undefined;
       family.series.set(key, target);
     }
     return target;
@@ -189,5 +199,6 @@ export class MergedSeries {
 
 function dropGauge(child: number, series: Map<string, Contribution>, key: string, c: Contribution): void {
   c.target.byChild?.delete(child);
+  c.target.family.text = undefined;
   series.delete(key);
 }
