@@ -89,6 +89,13 @@ async function waitFor(check: () => Promise<boolean>, ms: number, what: string):
   }
 }
 
+/** CPU % (utime + stime from /proc/<pid>/stat) each process used over IDLE_S seconds. */
+async function idleCpu(pids: number[]): Promise<string[]> {
+  const before = pids.map((pid) => cpuSeconds(pid) ?? 0);
+  await sleep(IDLE_S * 1000);
+  return pids.map((pid, i) => ((100 * ((cpuSeconds(pid) ?? 0) - before[i]!)) / IDLE_S).toFixed(1));
+}
+
 async function main(): Promise<void> {
   installCleanupHandlers();
   const { url } = await startRedis();
@@ -110,6 +117,7 @@ async function main(): Promise<void> {
   try {
     await waitFor(async () => (await redis.scard(PROCESSES)) === CHILDREN, 60_000, "every child to heartbeat");
     const idleBefore = await scrape(port);
+    const baseline = await idleCpu(childPids(supervisor)); // the children's idle cost before any class was seen
     const t0 = performance.now();
     await pushRaw(redis);
     const failed = async () => Number((await redis.get(STAT_FAILED)) ?? 0);
@@ -129,10 +137,7 @@ async function main(): Promise<void> {
       rows.push([`scrape ${i + 1}`, s.ms.toFixed(0), s.bytes, (s.bytes / 1e6).toFixed(2), classValues, rss]);
     }
     const kids = childPids(supervisor);
-    const cpu0 = kids.map((pid) => cpuSeconds(pid) ?? 0);
-    await sleep(IDLE_S * 1000);
-    const cpu1 = kids.map((pid) => cpuSeconds(pid) ?? 0);
-    const idlePct = kids.map((_, i) => ((100 * (cpu1[i]! - cpu0[i]!)) / IDLE_S).toFixed(1));
+    const idlePct = await idleCpu(kids);
     console.log(
       `tsq-cluster at ${ROOT}: ${CHILDREN} children, ${CLASSES} distinct classes pushed raw, drained in ${drainS.toFixed(1)} s`,
     );
@@ -141,8 +146,8 @@ async function main(): Promise<void> {
     console.log(`supervisor peak RSS: ${fmtMb(peakKb)}`);
     console.log(
       table(
-        ["idle child", "CPU % over " + String(IDLE_S) + " s"],
-        kids.map((pid, i) => [`pid ${pid}`, idlePct[i]!]),
+        ["idle child", `CPU % over ${IDLE_S} s, before the pushes`, "after the work"],
+        kids.map((pid, i) => [`pid ${pid}`, baseline[i] ?? "", idlePct[i]!]),
       ),
     );
   } finally {
