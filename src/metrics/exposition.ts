@@ -141,9 +141,10 @@ function escapeLabel(text: string): string {
 }
 
 /**
- * Keeps counter and histogram series from ever going down between scrapes. Folding a dead child's last
- * values into the retired totals adds the same numbers in another order, which can lower a float sum by
- * one ulp; Prometheus would read that as a counter reset and show a spike in rate().
+ * Keeps counter and histogram series from ever going down between scrapes. Families merged anew at each
+ * scrape (the supervisor's own with its children's process metrics) add the same numbers in another
+ * order when a child comes or goes, which can lower a float sum by one ulp; Prometheus would read that
+ * as a counter reset and show a spike in rate(). (MergedSeries' running totals cannot go down.)
  */
 export class MonotonicGuard {
   private readonly last = new Map<string, number>();
