@@ -1,9 +1,10 @@
 // What a runaway `class` label costs /metrics (issue 26): raw pushes of 30,000 distinct unknown class
-// names into a 2-child `tsq-cluster`, then the supervisor's GET /metrics (time and size), the
-// supervisor's peak RSS over the run, and the CPU the idle children burn afterwards. Private
-// redis-server; jobs are raw LPUSHes with `retry: false`, as a foreign producer would write them.
+// names into a 4-child `tsq-cluster`, then 5 of the supervisor's GET /metrics (time, size, and the
+// supervisor's RSS after each), its peak RSS over the run, and the CPU each idle child burns
+// afterwards (utime + stime from /proc/<pid>/stat). Private redis-server; jobs are raw LPUSHes with
+// `retry: false`, as a foreign producer would write them.
 //
-//   npm run bench:metrics [-- --classes 30000 --idle 10 --root <checkout with a dist/ build>]
+//   npm run bench:metrics [-- --classes 30000 --processes 4 --scrapes 5 --idle 10 --root <checkout with a dist/ build>]
 import { join, dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -31,17 +32,19 @@ const HERE = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 const { values } = parseArgs({
   options: {
     classes: { type: "string", default: "30000" },
+    processes: { type: "string", default: "4" },
     idle: { type: "string", default: "10" },
-    scrapes: { type: "string", default: "3" },
+    scrapes: { type: "string", default: "5" },
     root: { type: "string", default: HERE },
   },
 });
 const CLASSES = Number(values.classes);
+const CHILDREN = Number(values.processes);
 const IDLE_S = Number(values.idle); // seconds the idle children's CPU is measured over
 const SCRAPES = Number(values.scrapes);
 const ROOT = resolve(values.root);
-if (![CLASSES, IDLE_S, SCRAPES].every((n) => Number.isInteger(n) && n > 0)) {
-  console.error("usage: --classes <n> --idle <seconds> --scrapes <n>, each a positive integer");
+if (![CLASSES, CHILDREN, IDLE_S, SCRAPES].every((n) => Number.isInteger(n) && n > 0)) {
+  console.error("usage: --classes <n> --processes <n> --idle <seconds> --scrapes <n>, each a positive integer");
   process.exit(2);
 }
 
@@ -86,6 +89,13 @@ async function waitFor(check: () => Promise<boolean>, ms: number, what: string):
   }
 }
 
+/** CPU % (utime + stime from /proc/<pid>/stat) each process used over IDLE_S seconds. */
+async function idleCpu(pids: number[]): Promise<string[]> {
+  const before = pids.map((pid) => cpuSeconds(pid) ?? 0);
+  await sleep(IDLE_S * 1000);
+  return pids.map((pid, i) => ((100 * ((cpuSeconds(pid) ?? 0) - before[i]!)) / IDLE_S).toFixed(1));
+}
+
 async function main(): Promise<void> {
   installCleanupHandlers();
   const { url } = await startRedis();
@@ -96,7 +106,7 @@ async function main(): Promise<void> {
     process.execPath,
     [
       join(ROOT, "bin/tsq-cluster.js"),
-      ...["--processes", "2", "-c", "10", "-r", join(ROOT, "dist/examples/demoJobs.js")],
+      ...["--processes", String(CHILDREN), "-c", "10", "-r", join(ROOT, "dist/examples/demoJobs.js")],
       ...["--redis-url", url, "--metrics-port", String(port)],
     ],
     { env: { ...process.env, TSQ_LOG_LEVEL: "warn" } },
@@ -105,8 +115,9 @@ async function main(): Promise<void> {
   let peakKb = 0;
   const sampler = setInterval(() => (peakKb = Math.max(peakKb, rssKb(supervisor) ?? 0)), 100);
   try {
-    await waitFor(async () => (await redis.scard(PROCESSES)) === 2, 60_000, "2 children to heartbeat");
+    await waitFor(async () => (await redis.scard(PROCESSES)) === CHILDREN, 60_000, "every child to heartbeat");
     const idleBefore = await scrape(port);
+    const baseline = await idleCpu(childPids(supervisor)); // the children's idle cost before any class was seen
     const t0 = performance.now();
     await pushRaw(redis);
     const failed = async () => Number((await redis.get(STAT_FAILED)) ?? 0);
@@ -118,24 +129,27 @@ async function main(): Promise<void> {
     for (let i = 0; i < SCRAPES; i++) {
       const s = await scrape(port).catch((error: unknown) => ({ ms: NaN, bytes: NaN, body: messageOf(error) }));
       if (Number.isNaN(s.ms)) {
-        rows.push([`scrape ${i + 1}`, s.body, "", ""]);
+        rows.push([`scrape ${i + 1}`, s.body, "", "", "", ""]);
         continue;
       }
       classValues = new Set([...s.body.matchAll(/class="((?:[^"\\]|\\.)*)"/g)].map((m) => m[1])).size;
-      rows.push([`scrape ${i + 1}`, s.ms.toFixed(0), (s.bytes / 1e6).toFixed(2), classValues]);
+      const rss = fmtMb(rssKb(supervisor) ?? 0);
+      rows.push([`scrape ${i + 1}`, s.ms.toFixed(0), s.bytes, (s.bytes / 1e6).toFixed(2), classValues, rss]);
     }
     const kids = childPids(supervisor);
-    const cpu0 = kids.map((pid) => cpuSeconds(pid) ?? 0);
-    await sleep(IDLE_S * 1000);
-    const cpu1 = kids.map((pid) => cpuSeconds(pid) ?? 0);
-    const idlePct = kids.map((_, i) => ((100 * (cpu1[i]! - cpu0[i]!)) / IDLE_S).toFixed(1));
+    const idlePct = await idleCpu(kids);
     console.log(
-      `tsq-cluster at ${ROOT}: 2 children, ${CLASSES} distinct classes pushed raw, drained in ${drainS.toFixed(1)} s`,
+      `tsq-cluster at ${ROOT}: ${CHILDREN} children, ${CLASSES} distinct classes pushed raw, drained in ${drainS.toFixed(1)} s`,
     );
     console.log(`scrape before the pushes: ${idleBefore.ms.toFixed(0)} ms, ${(idleBefore.bytes / 1e3).toFixed(0)} KB`);
-    console.log(table(["", "ms", "MB", "class values"], rows));
+    console.log(table(["", "ms", "bytes", "MB", "class values", "supervisor RSS"], rows));
     console.log(`supervisor peak RSS: ${fmtMb(peakKb)}`);
-    console.log(`idle children CPU over ${IDLE_S} s: ${idlePct.map((p) => `${p}%`).join(", ")}`);
+    console.log(
+      table(
+        ["idle child", `CPU % over ${IDLE_S} s, before the pushes`, "after the work"],
+        kids.map((pid, i) => [`pid ${pid}`, baseline[i] ?? "", idlePct[i]!]),
+      ),
+    );
   } finally {
     clearInterval(sampler);
     await stopTracked(cluster, { graceMs: 15_000 });

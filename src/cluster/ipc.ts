@@ -29,9 +29,17 @@ export type FromChild =
   | { type: "started"; batch: string }
   /**
    * The child's job and process metrics: every second, on stop, and in answer to a request (`id`). `seq`
-   * grows by 1 per snapshot. `full`: every series; else only those changed since the previous snapshot.
+   * grows by 1 per snapshot. `full`: every series; else only those changed since the previous snapshot,
+   * except the families named in `replaced`, sent whole because one of their series disappeared.
    */
-  | { type: "metrics"; seq: number; id?: number | undefined; full: boolean; families: MetricFamily[] };
+  | {
+      type: "metrics";
+      seq: number;
+      id?: number | undefined;
+      full: boolean;
+      families: MetricFamily[];
+      replaced?: string[];
+    };
 
 /** What a child is told at fork, through its environment (TSQ_CHILD). */
 export interface ChildSpec {

@@ -58,9 +58,11 @@ export class ChildReporter {
     if (this.stopped && !final) return this.queue;
     this.queue = this.queue
       .then(async () => {
-        const { full, families } = await this.metrics.changes(this.needFull);
+        const { full, families, replaced } = await this.metrics.changes(this.needFull);
         this.needFull = false;
-        if (!(await send({ type: "metrics", seq: ++this.seq, id, full, families }))) this.needFull = true;
+        const message: FromChild = { type: "metrics", seq: ++this.seq, id, full, families };
+        if (replaced.length > 0) message.replaced = replaced;
+        if (!(await send(message))) this.needFull = true;
       })
       .catch(() => {}); // a closed channel: the supervisor is gone, and with it any reader
     return this.queue;

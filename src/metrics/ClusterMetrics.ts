@@ -10,16 +10,17 @@
  *
  * Counters never go backwards (PRODUCT.md). Children push a snapshot every second (ChildReporter) and a
  * scrape asks each for a fresh one; the newest snapshot per child is kept. When a child exits, its last
- * counters and histograms are kept: for DEAD_GRACE_MS apart (a message sent just before the exit may
- * still arrive), then folded into `retired`, which every later scrape adds in. prom-client's own
+ * counters and histograms are kept: for DEAD_GRACE_MS they may still grow (a message sent just before
+ * the exit may still arrive), then they stay as they are in the merged totals. prom-client's own
  * `clusterMetrics()` does neither: it drops a dead worker's counts, and one hung worker fails the scrape
  * after 5 s (prometheus/client_js #181, #747). Here a scrape waits at most CHILD_WAIT_MS for a child,
  * and not at all for one that is silent or did not answer last time: it serves that child's last snapshot.
  *
- * Children send changes, not everything (ChildReporter); each child's series are rebuilt here
- * (ChildSeries). `class` and `queue` are capped again after the merge (LabelCap): each child admits its
- * own first values, so their union could be a multiple of the bound. The plan's queues are admitted
- * first, so a group's own queues are never folded into "other"; the retired totals are capped too.
+ * Children send changes, not everything (ChildReporter), and each is merged as it arrives
+ * (MergedSeries): a scrape renders the merge rather than redoing it, so its cost is one pass over the
+ * merged series, whatever the number of children. `class` and `queue` are capped again there
+ * (LabelCap): each child admits its own first values, so their union could be a multiple of the bound.
+ * The plan's queues are admitted first, so a group's own queues are never folded into "other".
  */
 import cluster, { type Worker } from "node:cluster";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
@@ -29,16 +30,16 @@ import { isFromChild, type ToChild } from "../cluster/ipc.js";
 import type { Child, RestartReason, Supervisor } from "../cluster/Supervisor.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { PUSH_INTERVAL_MS } from "./ChildReporter.js";
-import { ChildSeries } from "./ChildSeries.js";
 import { LabelCap, type CapLogger } from "./LabelCap.js";
-import { familiesOf, mergeFamilies, monotonicOnly, type MetricFamily, MonotonicGuard } from "./exposition.js";
+import { MergedSeries } from "./MergedSeries.js";
+import { familiesOf, mergeFamilies, renderFamilies, MonotonicGuard } from "./exposition.js";
 import { REDIS_WAIT_MS, RedisGauges } from "./RedisGauges.js";
 
 /** ms a scrape waits for fresh child snapshots, while Redis is read (REDIS_WAIT_MS): it answers well within 2 s. */
 const CHILD_WAIT_MS = 1000;
 /** ms without any snapshot after which a child counts as busy or hung: its last one is served unasked. */
 const SILENT_MS = 3 * PUSH_INTERVAL_MS;
-/** ms a dead child's snapshot stays replaceable before it is folded into `retired`. */
+/** ms a dead child's counters may still grow by a late snapshot; after that they are final. */
 const DEAD_GRACE_MS = 10_000;
 const REASONS: readonly RestartReason[] = ["crash", "memory", "hang", "rolling"];
 
@@ -56,7 +57,6 @@ export interface ClusterMetricsOptions {
 
 interface Known {
   seq: number;
-  series: ChildSeries;
   /** performance.now() of the last snapshot, and of the child's exit. */
   receivedAt: number;
   diedAt: number | undefined;
@@ -67,9 +67,9 @@ interface Known {
 export class ClusterMetrics {
   private readonly registry = new Registry();
   private readonly redisGauges: RedisGauges[];
-  /** Newest snapshot per child, by node:cluster worker id. */
+  /** Every child that has reported, by node:cluster worker id, until DEAD_GRACE_MS after its exit. */
   private readonly known = new Map<number, Known>();
-  private retired: MetricFamily[] = [];
+  private readonly merged: MergedSeries;
   private readonly guard = new MonotonicGuard();
   private readonly cap: LabelCap;
   private readonly requests = new Map<number, { pending: Set<number>; done: () => void }>();
@@ -87,6 +87,7 @@ export class ClusterMetrics {
       "queue",
       options.plan.flatMap((p) => p.queues.map((q) => q.name)),
     );
+    this.merged = new MergedSeries(this.cap);
     this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map((redis) => new RedisGauges(redis, this.cap));
     this.restarts = new Counter({
       name: "tsq_cluster_child_restarts_total",
@@ -112,19 +113,23 @@ export class ClusterMetrics {
     for (const request of this.requests.values()) request.done();
   }
 
-  /** Every family of the cluster, merged: what one GET /metrics returns. */
-  async families(): Promise<MetricFamily[]> {
+  /**
+   * What one GET /metrics returns. The supervisor's own and the Redis families are read now and merged
+   * here (a few hundred series), with those of the children's families that share their names (the
+   * process metrics); every other child family is rendered from the running merge.
+   */
+  async render(): Promise<string> {
     const [own, fromRedis] = await Promise.all([
       familiesOf(this.registry),
       Promise.all(this.redisGauges.map((gauges) => gauges.read(REDIS_WAIT_MS))),
       this.refresh(),
     ]);
     this.foldDead(performance.now());
-    const live: MetricFamily[][] = [];
-    const dead: MetricFamily[][] = [];
-    for (const k of this.known.values()) (k.diedAt === undefined ? live : dead).push(k.series.families());
-    const merged = mergeFamilies([own, ...fromRedis, this.retired, ...dead.map(monotonicOnly), ...live]);
-    return this.guard.apply(this.cap.apply(merged));
+    const local = [own, ...fromRedis];
+    const shared = new Set(local.flatMap((list) => list.map((f) => f.name)).filter((name) => this.merged.has(name)));
+    const fromChildren = [...shared].flatMap((name) => this.merged.family(name) ?? []);
+    const head = this.guard.apply(this.cap.apply(mergeFamilies([...local, fromChildren])));
+    return renderFamilies(head) + this.merged.render(shared);
   }
 
   /** Asks every child that has been talking for a fresh snapshot; resolves when all answered or after CHILD_WAIT_MS. */
@@ -166,12 +171,11 @@ export class ClusterMetrics {
     if (!known) {
       // A worker neither live nor recently dead was folded already: counting it again would double it.
       if (!this.supervisor.children.has(worker.id)) return;
-      known = { seq: 0, series: new ChildSeries(), receivedAt: 0, diedAt: undefined, stalled: false };
+      known = { seq: 0, receivedAt: 0, diedAt: undefined, stalled: false };
       this.known.set(worker.id, known);
     }
     if (message.seq > known.seq) {
-      if (message.full) known.series.replace(message.families);
-      else known.series.patch(message.families);
+      this.merged.apply(worker.id, message, known.diedAt === undefined);
       // A delta after a gap (a snapshot dropped before this child was known): what the missed one
       // changed is missing here until a full snapshot arrives. Request id 0 answers no scrape.
       if (!message.full && message.seq !== known.seq + 1 && worker.isConnected()) {
@@ -196,6 +200,7 @@ export class ClusterMetrics {
     const now = performance.now();
     const known = this.known.get(child.worker.id);
     if (known) known.diedAt = now;
+    this.merged.retire(child.worker.id);
     for (const id of [...this.requests.keys()]) this.answered(id, child.worker.id);
     this.foldDead(now);
   }
@@ -203,7 +208,7 @@ export class ClusterMetrics {
   private foldDead(now: number): void {
     for (const [id, k] of this.known) {
       if (k.diedAt === undefined || now - k.diedAt < DEAD_GRACE_MS) continue;
-      this.retired = this.cap.apply(mergeFamilies([this.retired, monotonicOnly(k.series.families())]));
+      this.merged.forget(id);
       this.known.delete(id);
     }
   }

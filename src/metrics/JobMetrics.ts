@@ -43,6 +43,8 @@ type MetricsContext = Pick<ServerContext, "events" | "state" | "options"> & {
 export interface MetricsChanges {
   full: boolean;
   families: MetricFamily[];
+  /** In a delta, families sent whole: the child no longer has any other sample of them. */
+  replaced: string[];
 }
 
 /** The series of one queue × class, found once and then only added to. */
@@ -218,8 +220,8 @@ export class JobMetrics {
 
   /**
    * For a child's report: everything when `full`, else only the series changed since the last call
-   * (full anyway if a series disappeared, which a delta cannot say). An idle child's delta is its few
-   * process metrics, whatever the number of classes it has seen.
+   * (and whole, in `replaced`, the few families of which a series disappeared). An idle child's delta
+   * is its few process metrics, whatever the number of classes it has seen.
    */
   async changes(full: boolean): Promise<MetricsChanges> {
     const changedOnly = !full;
@@ -245,10 +247,9 @@ export class JobMetrics {
       this.abandoned,
     ].map((f) => f.family(changedOnly));
     const tracked = [this.running.family(), ...(await familiesOf(this.registry))];
-    if (full) return { full, families: [...jobs, ...this.sent.all(tracked)] };
-    const { families, removed } = this.sent.changes(tracked);
-    if (removed) return this.changes(true);
-    return { full, families: [...jobs.filter((f) => f.values.length > 0), ...families] };
+    if (full) return { full, families: [...jobs, ...this.sent.all(tracked)], replaced: [] };
+    const { families, replaced } = this.sent.changes(tracked);
+    return { full, families: [...jobs.filter((f) => f.values.length > 0), ...families], replaced };
   }
 
   /** Idempotent: stops listening to job events. */

@@ -76,7 +76,7 @@ export class LabelCap {
   private applyOne(family: MetricFamily): MetricFamily {
     let folds = false;
     const mapped = family.values.map((sample) => {
-      const labels = this.mapLabels(sample.labels);
+      const labels = this.labels(sample.labels);
       if (labels !== sample.labels) folds = true;
       return labels;
     });
@@ -98,8 +98,8 @@ export class LabelCap {
     return { ...family, values };
   }
 
-  /** The same object when no value folds, so callers can tell cheaply. */
-  private mapLabels(labels: Sample["labels"]): Sample["labels"] {
+  /** The labels with every capped one passed through `value`; the same object when none folds. */
+  labels(labels: Sample["labels"]): Sample["labels"] {
     let out: Sample["labels"] | undefined;
     for (const label of CAPPED_LABELS) {
       const value = labels[label];

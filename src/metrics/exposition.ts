@@ -96,7 +96,8 @@ function sum(values: number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
 
-function seriesKey(sample: Sample): string {
+/** Name and label set of a series, labels in name order: what makes two processes' samples one series. */
+export function seriesKey(sample: Pick<Sample, "labels" | "metricName">): string {
   const labels = Object.entries(sample.labels)
     .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -117,21 +118,21 @@ export function renderFamilies(families: MetricFamily[]): string {
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
-function renderLabels(labels: Record<string, string | number>): string {
+export function renderLabels(labels: Record<string, string | number>): string {
   const pairs = Object.entries(labels)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}="${escapeLabel(String(v))}"`);
   return pairs.length === 0 ? "" : `{${pairs.join(",")}}`;
 }
 
-function formatValue(value: number | null): string {
+export function formatValue(value: number | null): string {
   if (value === null || Number.isNaN(value)) return "NaN";
   if (value === Infinity) return "+Inf";
   if (value === -Infinity) return "-Inf";
   return String(value);
 }
 
-function escapeHelp(text: string): string {
+export function escapeHelp(text: string): string {
   return text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
 }
 
@@ -140,9 +141,10 @@ function escapeLabel(text: string): string {
 }
 
 /**
- * Keeps counter and histogram series from ever going down between scrapes. Folding a dead child's last
- * values into the retired totals adds the same numbers in another order, which can lower a float sum by
- * one ulp; Prometheus would read that as a counter reset and show a spike in rate().
+ * Keeps counter and histogram series from ever going down between scrapes. Families merged anew at each
+ * scrape (the supervisor's own with its children's process metrics) add the same numbers in another
+ * order when a child comes or goes, which can lower a float sum by one ulp; Prometheus would read that
+ * as a counter reset and show a spike in rate(). (MergedSeries' running totals cannot go down.)
  */
 export class MonotonicGuard {
   private readonly last = new Map<string, number>();

@@ -62,7 +62,7 @@ export async function startClusterMetrics(
   const ping = pinger(redis);
   const server = new MetricsServer(
     {
-      metrics: async () => renderFamilies(await collector.families()),
+      metrics: () => collector.render(),
       healthy: async () => !supervisor.isStopping && (await ping()),
       ready: () => !supervisor.isStopping && supervisor.readyChildren().length >= supervisor.expectedChildren,
     },
