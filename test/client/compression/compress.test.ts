@@ -16,6 +16,7 @@ import { execa } from "execa";
 import { Client } from "../../../src/client/Client.js";
 import { ConfigError, PayloadTooLargeError } from "../../../src/wire/errors.js";
 import { DEAD, RETRY, queueKey } from "../../../src/wire/keys.js";
+import { RetrySet } from "../../../src/admin/api/sets.js";
 import { resolveSizeLimits } from "../../../src/client/compression/settings.js";
 import { resolveWorkerOptions } from "../../../src/options/workerOptions.js";
 import { scratchDir } from "../../helpers/fixtures.js";
@@ -91,7 +92,7 @@ test("a 300 KB job is stored compressed, Ruby sees compressed: true, a real work
   await worker.stop();
 });
 
-test("a failing compressed job is retried compressed; tsqctl shows its args inflated", async (t) => {
+test("a failing compressed job is retried compressed; tsqctl lists it as stored, the API inflates it", async (t) => {
   const client = clientFor(t);
   const message = "boom ".repeat(30_000);
   await client.push({ class: "FailJob", args: [message], retry: 3 });
@@ -111,8 +112,16 @@ test("a failing compressed job is retried compressed; tsqctl shows its args infl
     timeout: 30_000,
   });
   assert.equal(run.exitCode, 0, run.stderr);
-  const listed = JSON.parse(String(run.stdout)) as { entries: { args: unknown[] }[] };
-  assert.deepEqual(listed.entries[0]!.args, [message]);
+  // A listing never inflates (a hostile entry could inflate to gigabytes): the args as stored, marked.
+  const listed = JSON.parse(String(run.stdout)) as {
+    entries: { args: unknown[]; args_compressed?: boolean; args_compressed_bytes?: number }[];
+  };
+  assert.deepEqual(listed.entries[0]!.args, entry!.args);
+  assert.equal(listed.entries[0]!.args_compressed, true);
+  assert.ok(listed.entries[0]!.args_compressed_bytes! > 0);
+  // One job read through the API inflates, within its cap.
+  const found = await new RetrySet(redis.redis).findJob(String(entry!.jid));
+  assert.deepEqual(found!.args, [message]);
 });
 
 test("a job over 5 MB after compression is refused with PayloadTooLargeError naming class and sizes", async (t) => {
