@@ -1,0 +1,57 @@
+/**
+ * What a Client is built with: its Redis (or shards), middleware, wire format, size limits, routing,
+ * plug-ins and connection deadlines. Every setting has a default from the environment or DEFAULTS.
+ */
+import type { Chain } from "../platform/Chain.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
+import type { ShardMap } from "../platform/shards/ShardMap.js";
+import type { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
+import type { ClientMiddlewareArgs, ClientPlugin } from "./plugin.js";
+
+export interface ClientOptions {
+  /** A connection to share, or a Redis URL (default: REDIS_URL, then redis://127.0.0.1:6379/0). */
+  redis?: TsqRedis | string;
+  middleware?: Chain<ClientMiddlewareArgs>;
+  /** 6/7: float epoch seconds; 8: integer epoch milliseconds. */
+  sidekiqVersion?: 6 | 7 | 8;
+  /** Largest serialized job in bytes, after compression (default: TSQ_MAX_PAYLOAD_BYTES, then 5 MB). */
+  maxPayloadBytes?: number;
+  /** Bytes of JSON args above which they are compressed (default: TSQ_COMPRESS_THRESHOLD_BYTES, then 100,000); 0 = never. */
+  compressThresholdBytes?: number;
+  /** Largest args accepted for compression, in bytes (default: TSQ_MAX_INFLATED_BYTES, then 100 MB). */
+  maxInflatedBytes?: number;
+  /** Routing rules for pushes that name no queue (default: the process's, see `configureRouting`). */
+  router?: WorkerRouter;
+  /** Several Redis servers, each owning some queues: a push goes to its queue's shard (docs/shards.md). */
+  shards?: { map: ShardMap; home?: string };
+  /**
+   * Hold pushes in memory (bounded, in order) while Redis is unreachable and write them when it is back
+   * (docs/flow-control.md#reliable-push). Default: TSQ_RELIABLE_PUSH, else off.
+   */
+  reliablePush?: { maxBuffered?: number; closeTimeoutMs?: number } | boolean;
+  /**
+   * Jobs of concurrency-limited classes are parked or given a slot at push (docs/concurrency-limits.md):
+   * most jobs a class may have parked (default 10,000) and seconds a slot granted at push waits for its
+   * job (default 60); workers pass their `concurrency_limit_max_parked` and `heartbeat_ttl`.
+   */
+  concurrencyLimits?: { maxParked?: number; slotTtl?: number };
+  /** Deadline of each command on the connections this client opens (ms); default none (they wait for Redis). */
+  commandTimeoutMs?: number;
+  /**
+   * Features, in chain order (src/plugins.ts lists the built-in ones). Default: the process's default
+   * list, every built-in feature once the package is imported (defaultPlugins.ts). `[]`: plain
+   * Sidekiq OSS pushes.
+   */
+  plugins?: readonly ClientPlugin[];
+  /**
+   * Seconds a push waits for a Redis that is not connected before it fails with RedisUnreachableError
+   * (nothing written). Default: TSQ_CONNECT_TIMEOUT, else 10; 0 waits for as long as Redis is away.
+   * With reliable push the job is held in memory instead.
+   */
+  connectTimeout?: number;
+  /**
+   * Connect at the first command rather than at construction (the default client does: a process that
+   * only pushes in tsq/testing's fake or inline mode never opens a connection). Ignored with reliable push.
+   */
+  lazyConnect?: boolean;
+}
