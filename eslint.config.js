@@ -49,9 +49,18 @@ export default tseslint.config(
   },
   {
     // The package test's CommonJS app (test/package/tarball.test.ts): require() is the point of it.
-    files: ["test/package/apps/cjs/src/**/*.js", "test/package/apps/cjs/node-test/**/*.js"],
+    files: [
+      "test/package/apps/cjs/src/**/*.js",
+      "test/package/apps/cjs/node-test/**/*.js",
+      "test/package/apps/cjs/jest/**/*.js",
+    ],
     languageOptions: { sourceType: "commonjs" },
     rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
+    // Jest gives its test files test, expect, afterEach... as globals.
+    files: ["test/package/apps/cjs/jest/**/*.js"],
+    languageOptions: { globals: globals.jest },
   },
   {
     // The dashboard's browser script, served as is from the package.

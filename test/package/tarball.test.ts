@@ -2,11 +2,11 @@
  * The packed tarball as an application installs it: what it holds, and two fresh apps (a strict
  * NodeNext TypeScript ES module app and a CommonJS one, the files of test/package/apps) that start a
  * worker from code, run a job and stop, and whose own tests use tsq/testing's fake and inline modes
- * under Vitest and node:test. The tarball is packed from the dist/ the test run just built
+ * under Vitest, Jest and node:test. The tarball is packed from the dist/ the test run just built
  * (`--ignore-scripts`: prepack would rebuild dist/ under the other test files' feet).
  *
  * Network: the apps install tsq's dependencies from npm's cache (`--prefer-offline`: the registry only
- * for what the cache lacks); Vitest and @types/node are links to this project's copies.
+ * for what the cache lacks); Vitest, Jest and @types/node are links to this project's copies.
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -59,7 +59,7 @@ const apps = new Map<string, string>();
 
 /**
  * The app of test/package/apps/<fixture> in a folder of its own, with tsq installed from the tarball
- * and Vitest linked (after the install, which would prune a link made before); made once per run.
+ * and Vitest and Jest linked (after the install, which would prune a link made before); made once per run.
  */
 function app(fixture: "esm" | "cjs", packageJson: object): string {
   const made = apps.get(fixture);
@@ -74,6 +74,9 @@ function app(fixture: "esm" | "cjs", packageJson: object): string {
   );
   assert.equal(install.status, 0, `npm install of the tarball failed: ${install.stderr}`);
   linkDevDependency(dir, "vitest");
+  linkDevDependency(dir, "jest");
+  // The CommonJS app's Jest runs its tests with Node's own require(): see jest() below.
+  linkDevDependency(dir, fixture === "esm" ? "@jest/globals" : "jest-light-runner");
   apps.set(fixture, dir);
   return dir;
 }
@@ -91,6 +94,16 @@ function esmApp(): string {
   return dir;
 }
 
+/** The passed count and test names of a Vitest or Jest JSON report (both write Jest's shape). */
+function readReport(report: string): { passed: number; names: string[] } {
+  const json = JSON.parse(readFileSync(report, "utf8")) as {
+    numPassedTests: number;
+    testResults: { assertionResults: { title: string }[] }[];
+  };
+  const names = json.testResults.flatMap((file) => file.assertionResults.map((a) => a.title));
+  return { passed: json.numPassedTests, names };
+}
+
 /** Runs the app's Vitest suite (its test/ folder); the counts of its JSON report. */
 function vitest(dir: string): { passed: number; names: string[] } {
   const report = join(dir, "vitest-report.json");
@@ -103,12 +116,32 @@ function vitest(dir: string): { passed: number; names: string[] } {
     `--outputFile=${report}`,
   ]);
   assert.equal(result.status, 0, `vitest failed:\n${result.stdout}${result.stderr}`);
-  const json = JSON.parse(readFileSync(report, "utf8")) as {
-    numPassedTests: number;
-    testResults: { assertionResults: { title: string }[] }[];
-  };
-  const names = json.testResults.flatMap((file) => file.assertionResults.map((a) => a.title));
-  return { passed: json.numPassedTests, names };
+  return readReport(report);
+}
+
+/**
+ * Runs the app's Jest suite, its jest/ folder alone (a wider root would pick up the Vitest files too;
+ * the TypeScript app's as compiled to out/jest); the counts of its JSON report. tsq is an ES module. The ES module app imports it, which Jest's module
+ * system does under --experimental-vm-modules. The CommonJS app require()s it, which Jest's module
+ * system does only on Node 24.9+, so its tests run under jest-light-runner: Node's own require(), which
+ * loads an ES module from Node 20.19.
+ */
+function jest(dir: string, fixture: "esm" | "cjs"): { passed: number; names: string[] } {
+  const report = join(dir, "jest-report.json");
+  const esm = fixture === "esm";
+  const result = run(dir, [
+    ...(esm ? ["--experimental-vm-modules"] : []),
+    join(dir, "node_modules/jest/bin/jest.js"),
+    "--ci",
+    "--no-watchman",
+    `--rootDir=${join(dir, esm ? "out/jest" : "jest")}`,
+    `--cacheDirectory=${join(dir, ".jest-cache")}`,
+    ...(esm ? [] : ["--runner=jest-light-runner"]),
+    "--json",
+    `--outputFile=${report}`,
+  ]);
+  assert.equal(result.status, 0, `jest failed:\n${result.stdout}${result.stderr}`);
+  return readReport(report);
 }
 
 /** Runs one node:test file of the app; the number of tests that passed. */
@@ -166,6 +199,12 @@ test("the TypeScript app's Vitest and node:test tests use fake and inline modes"
   assert.equal(nodeTest(dir, "out/node-test/modes.test.js"), 2);
 });
 
+test("the TypeScript app's Jest tests, run as ES modules, use fake and inline modes", () => {
+  const suite = jest(esmApp(), "esm");
+  assert.deepEqual(suite.names.sort(), [...MODE_TESTS].sort());
+  assert.equal(suite.passed, 2);
+});
+
 test("a CommonJS app require()s the package, starts a worker, runs a job and stops", () => {
   const result = run(app("cjs", {}), ["src/worker.js"]);
   assert.equal(result.status, 0, result.stderr);
@@ -179,6 +218,12 @@ test("the CommonJS app's Vitest and node:test tests use fake and inline modes", 
   assert.deepEqual(suite.names.sort(), [...MODE_TESTS].sort());
   assert.equal(suite.passed, 2);
   assert.equal(nodeTest(dir, "node-test/modes.test.js"), 2);
+});
+
+test("the CommonJS app's Jest tests use fake and inline modes", () => {
+  const suite = jest(app("cjs", {}), "cjs");
+  assert.deepEqual(suite.names.sort(), [...MODE_TESTS].sort());
+  assert.equal(suite.passed, 2);
 });
 
 test("an app serves the dashboard's charts from the installed package: uPlot resolves from its node_modules", () => {
