@@ -26,6 +26,7 @@ import {
 } from "../../../src/wire/keys.js";
 import { minuteBucket } from "../../../src/metrics/executionLayout.js";
 import { useRedis } from "../../helpers/redis.js";
+import { watchPage } from "../../helpers/browser.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../../helpers/tsqProcess.js";
 import { rubyTestFile, startSidekiq, useSidekiqCleanup } from "../../helpers/sidekiqProcess.js";
 import { runRubyScript } from "../../helpers/rails.js";
@@ -57,17 +58,7 @@ after(async () => {
 });
 
 async function newPage(): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  // Runs before any page script; CSP does not apply to it. Records violations and injected-script runs.
-  // Browser-side code is given as text: the tests compile without the DOM typings.
-  await page.addInitScript({
-    content:
-      "window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));",
-  });
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  const page = await watchPage(await browser.newPage({ viewport: { width: 1280, height: 900 } }), problems);
   page.on("dialog", (d) => void d.accept());
   return page;
 }

@@ -12,6 +12,7 @@ import { request } from "node:http";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { STAT_FAILED, STAT_PROCESSED, dailyStatKey } from "../../../src/wire/keys.js";
 import { useRedis } from "../../helpers/redis.js";
+import { watchPage } from "../../helpers/browser.js";
 import { eventually } from "../../helpers/tsqProcess.js";
 import { startWeb, type WebHandle } from "./webHelpers.js";
 
@@ -108,16 +109,7 @@ test("the history is numbers in a data attribute, and says so when there is noth
 async function newPage(problems: string[]): Promise<Page> {
   browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
   const context = await browser.newContext({ timezoneId: ZONE, viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  // Runs before any page script (CSP does not apply to it); browser code as text: no DOM typings here.
-  await page.addInitScript({
-    content:
-      "window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));",
-  });
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  const page = await watchPage(await context.newPage(), problems);
   return page;
 }
 
