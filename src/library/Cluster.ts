@@ -200,7 +200,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       throw error;
     }
     const supervisor = this.supervise(plan, redis, shards);
-    log.info({ redis: redactUrl(options.worker.redisUrl), children: plan.map(describeChild) }, "starting the cluster");
+    log.info({ redis: redactUrl(options.worker.redisUrl), children: plan.map(describeChild) }, "starting tsq-cluster");
     try {
       supervisor.start();
     } catch (error) {
@@ -280,7 +280,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
   private async close(code: number, servers: Server[], disconnect: () => void): Promise<void> {
     for (const server of servers.reverse()) await server?.stop();
     disconnect();
-    this.logger.info({ code }, "the cluster stopped");
+    this.logger.info({ code }, "tsq-cluster stopped");
     this.finish(code);
   }
 
