@@ -30,6 +30,11 @@ const BACKOFF_MAX = 30_000;
 const STABLE_MS = 60_000;
 /** Seconds past the child timeout before the supervisor SIGKILLs a child that is still stopping. */
 const KILL_GRACE = 5;
+/**
+ * ms a stop waits for dead children's records to be pruned. With Redis away the commands wait for a
+ * reconnection that may never come: the records then expire by themselves (60 s) and the stop goes on.
+ */
+const PRUNE_WAIT_MS = 1000;
 
 export interface SupervisorEvents {
   restart: [group: string, reason: RestartReason];
@@ -346,12 +351,21 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     await Promise.all(exits);
     clearTimeout(killer);
     cluster.off("exit", this.onClusterExit);
-    await Promise.all(this.prunes);
+    await this.prunesSettled();
     releasePrimary(this);
     if (this.batchDir) removeBatchFiles(this.batchDir);
     const code = this.gaveUp || this.failedExits > 0 ? 1 : 0;
     this.resolveGiveUp?.(code);
     return code;
+  }
+
+  /** The prunes in flight, waited for at most PRUNE_WAIT_MS. */
+  private async prunesSettled(): Promise<void> {
+    if (this.prunes.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, PRUNE_WAIT_MS)));
+    await Promise.race([Promise.all(this.prunes), late]);
+    clearTimeout(timer);
   }
 
   private termMessage(): ToChild {

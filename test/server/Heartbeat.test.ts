@@ -38,7 +38,16 @@ test("the process record: identity format, info JSON keys, fields, TTL 60 s, sta
     return Object.keys(w).length === 1 ? w : undefined;
   });
   const record = await handle.redis.hgetall(id);
-  assert.deepEqual(Object.keys(record).sort(), ["beat", "busy", "concurrency", "info", "quiet", "rss", "rtt_us"]);
+  assert.deepEqual(Object.keys(record).sort(), [
+    "abandoned",
+    "beat",
+    "busy",
+    "concurrency",
+    "info",
+    "quiet",
+    "rss",
+    "rtt_us",
+  ]);
   assert.equal(record.busy, "1");
   assert.equal(record.concurrency, "3");
   assert.equal(record.quiet, "false");
