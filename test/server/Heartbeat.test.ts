@@ -7,7 +7,7 @@ import { Client } from "../../src/client/Client.js";
 
 const handle = useRedis();
 
-test("the process record: identity format, info JSON keys, fields, TTL 60 s, stats with 5-year daily keys", async () => {
+test("the process record: identity format, info JSON keys, fields, TTL 60 s, stats with 5-year daily keys", async (t) => {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   class Slow {
@@ -28,6 +28,11 @@ test("the process record: identity format, info JSON keys, fields, TTL 60 s, sta
     labels: ["blue"],
   });
   const client = new Client({ redis: handle.url });
+  // A failed assertion must not leave the gated job, and so the worker, running until the file times out.
+  t.after(async () => {
+    release();
+    await launcher.stop();
+  });
   await client.push({ class: "Quick", args: [] });
   const jid = await client.push({ class: "Slow", args: [] });
   await launcher.start();
