@@ -124,7 +124,15 @@ test('process groups live: with "a,b" c, jobs on a and b run only in child 0, jo
   const cluster = startCluster(t, ["a,b", "c", "-r", TEST_JOBS, "--processes", "1", "-c", "3", "-t", "2"]);
   const pid = cluster.child.pid!;
   const procs = await waitForChildren(pid, 2, 30_000, cluster);
-  const started = cluster.lines.filter((l) => l.msg === "tsq worker started");
+  // A child registers in Redis before its start line has come through the supervisor's output.
+  const started = await eventually(
+    async () => {
+      const lines = cluster.lines.filter((l) => l.msg === "tsq worker started");
+      return lines.length === 2 ? lines : undefined;
+    },
+    10_000,
+    "both children's start lines",
+  );
   const pidOf = (child: number) => started.find((l) => l.child === child)?.pid as number;
   const [child0, child1] = [pidOf(0), pidOf(1)];
   assert.ok(child0 && child1 && child0 !== child1, JSON.stringify(started));
