@@ -164,7 +164,14 @@ test('process groups live: with "a,b" c, jobs on a and b run only in child 0, jo
   assert.deepEqual([...new Set(byQueue("c").map((r) => r.pid))], [child1], 'queue c only in child 1 (group "c")');
   assert.equal(await handle.redis.llen("queue:d"), per, "queue d is in no group: untouched");
   // The job log lines carry the child's index and group as well.
-  const doneLines = cluster.lines.filter((l) => l.msg === "done" && l.class === "RecordJob");
+  const doneLines = await eventually(
+    async () => {
+      const lines = cluster.lines.filter((l) => l.msg === "done" && l.class === "RecordJob");
+      return lines.length >= 3 * per ? lines : undefined;
+    },
+    10_000,
+    "every job's done line",
+  );
   assert.equal(doneLines.length, 3 * per);
   for (const line of doneLines) {
     assert.equal(line.group, line.queue === "c" ? "c" : "a,b", JSON.stringify(line));
