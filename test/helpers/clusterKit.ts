@@ -12,6 +12,18 @@ import type { RedisHandle } from "./redis.js";
 import { ROOT, eventually, startTsq, type TsqProcess } from "./tsqProcess.js";
 import { pushJobs, scratchDir } from "./fixtures.js";
 
+/** True while `pid` exists and is not a zombie (PID 1 here may not reap orphans promptly). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+}
+
 /** Every helper a supervisor test uses, bound to the test file's Redis. */
 export function clusterKit(handle: RedisHandle) {
   /** A config file with a 1 s heartbeat, so the supervisor's readiness and hang checks are fast. */
@@ -48,22 +60,6 @@ export function clusterKit(handle: RedisHandle) {
 
   const push = (className: string, argsList: unknown[][], queue = "default") =>
     pushJobs(handle.url, className, argsList, queue);
-
-  /** True while `pid` exists and is not a zombie (PID 1 here may not reap orphans promptly). */
-  function alive(pid: number): boolean {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return false;
-    }
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-      return state !== "Z" && state !== "X";
-    } catch {
-      return false;
-    }
-  }
 
   /** Live child pids of `ppid` (`pgrep -P`). */
   function childPids(ppid: number): number[] {

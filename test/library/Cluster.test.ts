@@ -6,9 +6,9 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import nodeCluster from "node:cluster";
-import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { useRedis } from "../helpers/redis.js";
+import { alive } from "../helpers/clusterKit.js";
 import { TEST_JOBS, eventually } from "../helpers/tsqProcess.js";
 import { pushJobs } from "../helpers/fixtures.js";
 import { Cluster, type ClusterConfig, type ChildExitInfo } from "../../src/library/Cluster.js";
@@ -35,18 +35,6 @@ function cluster(t: TestContext, extra: Partial<ClusterConfig> = {}): Cluster {
   const made = new Cluster(config(extra));
   t.after(() => made.stop({ timeout: 1 }));
   return made;
-}
-
-/** True while `pid` exists and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
 }
 
 function pidsOf(c: Cluster): number[] {
