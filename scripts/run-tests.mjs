@@ -1,9 +1,10 @@
 // Runs every compiled test file with Node's built-in test runner. Each file runs in its own process
-// with its own private redis-server, so files can run two at a time on a 2-core machine.
+// with its own private redis-server, so several files can run at once.
 import { readdirSync, statSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const testRoot = join(root, "dist/test");
@@ -24,7 +25,9 @@ if (files.length === 0) {
   console.error(`no test files found under ${testRoot}${filter.length ? ` matching ${filter.join(", ")}` : ""}`);
   process.exit(1);
 }
-const concurrency = process.env.TSQ_TEST_CONCURRENCY ?? "2";
+// Files at once: one per core, at least 2 (most files wait on timers and processes more than they
+// compute) and at most 4 (each starts a redis-server and often several worker processes).
+const concurrency = process.env.TSQ_TEST_CONCURRENCY ?? String(Math.min(Math.max(availableParallelism(), 2), 4));
 const result = spawnSync(
   process.execPath,
   [
