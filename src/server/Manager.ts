@@ -206,7 +206,11 @@ export class Manager {
       .finally(() => {
         lane.running = undefined;
         this.runningCount--;
-        if (!lane.slot.abandoned) this.free.push(lane);
+        if (!lane.slot.abandoned) {
+          // A job cancelled or timed out aborted the slot's signal: the next job gets a fresh one.
+          if (lane.slot.controller.signal.aborted) lane.slot.controller = new AbortController();
+          this.free.push(lane);
+        }
         this.slotFreed.resolve();
       });
     lane.running = { unit, done };

@@ -25,6 +25,7 @@ import { isCompressed, repackArgs, unpackArgs, type PackedArgs } from "../client
 /** One concurrent job slot of a capsule; `tid` names it in the work hash. */
 export interface Slot {
   readonly tid: string;
+  /** The running job's `this.signal`: a hard shutdown or a plug-in (cancel, timeout) aborts it. */
   controller: AbortController;
   /** Set by a hard shutdown after the job was requeued. */
   abandoned: boolean;
@@ -38,7 +39,9 @@ export class Processor {
   // The hooks by kind, so a job pays only for the kinds some plug-in uses.
   private readonly intercepts: NonNullable<ServerHooks["intercept"]>[];
   private readonly resolvers: NonNullable<ServerHooks["resolveClass"]>[];
+  /** Innermost first (the reverse of the plug-in order). */
   private readonly arounds: NonNullable<ServerHooks["around"]>[];
+  /** Innermost first (the reverse of the plug-in order). */
   private readonly aroundPerforms: NonNullable<ServerHooks["aroundPerform"]>[];
   private readonly onEnds: NonNullable<ServerHooks["onEnd"]>[];
 
@@ -55,8 +58,9 @@ export class Processor {
       }) as unknown as NonNullable<ServerHooks[K]>[];
     this.intercepts = of("intercept");
     this.resolvers = of("resolveClass");
-    this.arounds = of("around");
-    this.aroundPerforms = of("aroundPerform");
+    // Wrapped innermost first, so kept reversed: the first in the list ends up outermost.
+    this.arounds = of("around").reverse();
+    this.aroundPerforms = of("aroundPerform").reverse();
     this.onEnds = of("onEnd");
   }
 
@@ -122,16 +126,16 @@ export class Processor {
           returned = value;
           return value;
         });
-      for (const around of [...this.aroundPerforms].reverse()) {
+      for (const around of this.aroundPerforms) {
         const inner = perform;
         perform = () => around(inner, job, unit.queue);
       }
       let run = async (): Promise<void> => {
         await this.middleware.invoke([instance, job, unit.queue], () => perform().then(() => {}));
       };
-      for (const around of [...this.arounds].reverse()) {
+      for (const around of this.arounds) {
         const inner = run;
-        run = () => around(inner, instance, job, unit.queue);
+        run = () => around(inner, instance, job, unit.queue, slot.controller);
       }
       await run();
       if (slot.abandoned) return;

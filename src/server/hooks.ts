@@ -59,8 +59,18 @@ export interface ServerHooks {
   intercept?(job: JobPayload, unit: UnitOfWork): false | Promise<boolean>;
   /** Finds the class of a payload whose `class` is not registered (ActiveJob's wrapper). */
   resolveClass?(job: JobPayload): ResolvedClass | undefined;
-  /** Around the whole chain and perform, for the jobs it concerns; must call `run` once or throw. */
-  around?(run: () => Promise<void>, instance: object, job: JobPayload, queue: string): Promise<void>;
+  /**
+   * Around the whole chain and perform, for the jobs it concerns; must call `run` once or throw.
+   * `abort` is the job's controller: its signal is the job's `this.signal`, and aborting it (a cancel, a
+   * timeout) aborts this job only; the worker gives the slot a new one before its next job.
+   */
+  around?(
+    run: () => Promise<void>,
+    instance: object,
+    job: JobPayload,
+    queue: string,
+    abort: AbortController,
+  ): Promise<void>;
   /** Server middleware, with the options its class is constructed with. */
   middleware?: { use: Middleware<ServerMiddlewareArgs>; options?: unknown[] };
   /** Around `perform` only, inside every middleware (a rate limit's OverLimitError reschedules). */

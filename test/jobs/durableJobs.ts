@@ -108,8 +108,10 @@ export class TimedJob extends Job {
 }
 
 /** Counts its runs: a plain job, to show the worker keeps serving. */
+/** Counts its runs; one that starts with its signal already aborted is recorded (<key>:stale). */
 export class CountJob extends Job {
   async perform(key: string): Promise<void> {
+    if (this.signal.aborted) await redis().rpush(`${key}:stale`, this.jid);
     await redis().incr(`${key}:count`);
   }
 }

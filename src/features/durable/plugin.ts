@@ -1,5 +1,5 @@
 /**
- * Durable jobs as a plug-in (docs/durable.md). For every job: its own abort signal, cancel from any
+ * Durable jobs as a plug-in (docs/durable.md). For every job: an abort signal of its own, cancel from any
  * process (CancelListener) and `static timeout` (RunControl), with no Redis call. For the classes that
  * extend DurableJob (only when the worker registers one): the journal read once before the chain, a
  * finished or cancelled jid ended at once, and a sleep or wait (Suspended) ended as a normal return
@@ -24,35 +24,42 @@ interface Timed {
 export const durable = definePlugin({
   name: "durable",
   server(ctx) {
-    const queues = new WeakMap<JobPayload, string>();
     const control = new RunControl(
       ctx.logger,
-      (job, outcome) => ctx.events.emit("durable", job, queues.get(job) ?? job.queue ?? "default", outcome),
+      (job, queue, outcome) => ctx.events.emit("durable", job, queue, outcome),
       (work) => ctx.state.abandon(work),
     );
     const anyDurable = ctx.registry.names().some((name) => ctx.registry.get(name)?.prototype instanceof DurableJob);
     const suspended = new WeakSet<JobPayload>();
+    const aroundDurable = async (
+      run: () => Promise<void>,
+      instance: DurableJob,
+      job: JobPayload,
+      queue: string,
+      abort: AbortController,
+    ) => {
+      const journal = new Journal(ctx.redis, job.jid, (instance.constructor as typeof DurableJob).journalTtl);
+      await journal.load();
+      if (journal.cancelled) {
+        ctx.logger.info("job cancelled before this execution; ending it");
+        ctx.events.emit("durable", job, queue, "cancelled");
+        return;
+      }
+      if (journal.done) {
+        ctx.logger.info("job already completed (a second copy of its jid); ending it");
+        return;
+      }
+      instance[JOURNAL] = journal;
+      const cancelled = await control.supervise(run, job, queue, abort, limitsOf(instance, job, ctx));
+      if (!cancelled && !suspended.has(job)) await journal.finish();
+    };
     return {
       services: [new CancelListener(ctx, control)],
-      async around(run, instance, job, queue) {
-        queues.set(job, queue);
-        let journal: Journal | undefined;
-        if (instance instanceof DurableJob) {
-          journal = new Journal(ctx.redis, job.jid, (instance.constructor as typeof DurableJob).journalTtl);
-          await journal.load();
-          if (journal.cancelled) {
-            ctx.logger.info("job cancelled before this execution; ending it");
-            ctx.events.emit("durable", job, queue, "cancelled");
-            return;
-          }
-          if (journal.done) {
-            ctx.logger.info("job already completed (a second copy of its jid); ending it");
-            return;
-          }
-          instance[JOURNAL] = journal;
-        }
-        const cancelled = await control.supervise(run, instance, job, limitsOf(instance, job, ctx));
-        if (journal && !cancelled && !suspended.has(job)) await journal.finish();
+      // Not async for a plain job: its only cost is RunControl's one promise.
+      around(run, instance, job, queue, abort) {
+        if (instance instanceof DurableJob) return aroundDurable(run, instance, job, queue, abort);
+        const limits = limitsOf(instance, job, ctx);
+        return control.supervise(run, job, queue, abort, limits) as Promise<unknown> as Promise<void>;
       },
       aroundPerform: anyDurable
         ? async (perform, job, queue) => {

@@ -77,6 +77,7 @@ test("cancel a running job: its owner aborts this.signal; it ends cancelled, not
   assert.ok(Date.now() - sent < 1000, `stopped within 1 s (${Date.now() - sent} ms)`);
   await launcher.ctx.client.push({ class: "CountJob", args: ["c"] });
   await eventually(async () => (await handle.redis.get("c:count")) === "1", 10_000, "slot free");
+  assert.equal(await handle.redis.llen("c:stale"), 0, "the next job on the slot gets a signal not aborted");
   assert.equal(await handle.redis.zcard("retry"), 0, "not retried");
   assert.equal(await handle.redis.zcard("dead"), 0, "not dead");
   assert.equal(Number((await handle.redis.get("stat:failed")) ?? 0), 0, "not a failure");
@@ -110,6 +111,7 @@ test("timeout ignored: after the grace the slot is freed, the job retried, the p
   // Concurrency 1: the plain job can only run once the deaf job's slot is freed (1 s + 0.5 s grace).
   await eventually(async () => (await handle.redis.get("d:count")) === "1", 10_000, "the slot was freed");
   assert.ok(Date.now() - started >= 1400, "not before the timeout and its grace");
+  assert.equal(await handle.redis.llen("d:stale"), 0, "the next job on the slot gets a signal not aborted");
   const [entry] = await handle.redis.zrange("retry", 0, 0);
   assert.equal((JSON.parse(entry!) as { error_class: string }).error_class, "JobTimeoutError");
   assert.deepEqual(outcomes, ["abandoned", "timedOut"]);
