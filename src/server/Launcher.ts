@@ -26,6 +26,7 @@ import { newIdentity } from "./context.js";
 import { Heartbeat, type RemoteSignal } from "./Heartbeat.js";
 import { Manager } from "./Manager.js";
 import { Poller } from "./Poller.js";
+import { DueAlarms } from "./DueAlarms.js";
 import { ProcessState } from "./ProcessState.js";
 import { ExecutionTracker } from "../metrics/ExecutionTracker.js";
 import { queueMode } from "./fetch/queueOrder.js";
@@ -124,6 +125,7 @@ export class Launcher {
       locks: lockHooks(redis, []),
       events: new EventEmitter<JobEvents>(),
       timestampFormat: options.sidekiqVersion === 8 ? "milliseconds" : "seconds",
+      alarms: new DueAlarms(),
       ...(hooks.jobFactory ? { jobFactory: hooks.jobFactory } : {}),
     };
     // Plug-ins first, in list order, then what the app registered (configureServer), copied: the

@@ -10,13 +10,13 @@
  * - Sleeps a random interval scaled by the number of live processes, so the whole cluster polls on
  *   average every `averageScheduledPollInterval` seconds: interval = count * 5 s; sleep
  *   interval*rand + interval/2 below 10 processes, interval*rand*2 from 10 up (Sidekiq 8.x).
+ * - Polls early when a due time this process was told of comes (DueAlarms: durable sleeps and waits).
  */
 import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP } from "../wire/keys.js";
 import { parsePayload } from "../wire/payload.js";
 import { formatSeconds, nowSeconds } from "../wire/timestamps.js";
 import { EnqueueError } from "../wire/errors.js";
 import { ProblemLog } from "../platform/redis/errors.js";
-import { sleep } from "../platform/util/sleep.js";
 import type { ServerContext } from "./context.js";
 import { sendToMorgue } from "./morgue.js";
 import { enqueueDue } from "./enqueueDue.js";
@@ -109,13 +109,14 @@ export class Poller {
     const signal = this.stopController.signal;
     const { options } = this.ctx;
     const initial = (options.pollIntervalAverage === null ? INITIAL_WAIT : 0) + Math.random() * 5;
-    await sleep(initial * 1000, signal);
+    await this.ctx.alarms.sleep(initial * 1000, signal);
     if (signal.aborted) return;
     await this.guard(() => this.cleanupProcesses());
     while (!signal.aborted) {
       await this.guard(() => this.enqueueDue());
-      await sleep((await this.randomInterval()) * 1000, signal);
+      await this.ctx.alarms.sleep((await this.randomInterval()) * 1000, signal);
     }
+    this.ctx.alarms.clear();
   }
 
   private async randomInterval(): Promise<number> {

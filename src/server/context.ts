@@ -12,6 +12,7 @@ import type { JobPayload } from "../wire/payload.js";
 import type { Logger } from "../platform/logger.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import type { TimestampFormat } from "../wire/timestamps.js";
+import type { DueAlarms } from "./DueAlarms.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { JobInstance, Registry, RunnableClass } from "./Registry.js";
 import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
@@ -66,6 +67,8 @@ export interface ServerContext {
   readonly locks: LockHooks;
   readonly events: EventEmitter<JobEvents>;
   readonly timestampFormat: TimestampFormat;
+  /** Due times of jobs this process put in `schedule`: the Poller polls then (`alarms.add(epochSeconds)`). */
+  readonly alarms: DueAlarms;
   /** Builds the instance a job runs on (dependency injection); default `new Class()`. */
   readonly jobFactory?: JobFactory;
 }

@@ -106,17 +106,18 @@ export abstract class DurableJob extends Job {
     const { position, entry } = journal.next(name);
     if (entry) return this.waited(event, entry.kind, entry.value) as T;
     const now = Date.now() / 1000;
+    const deadlineSeconds = Math.ceil(now + timeout);
     const parked = await park(journal.redis, {
       jid: this.jid,
       event,
       stepName: name,
       position,
       payload: JSON.stringify(this.payload),
-      deadlineSeconds: Math.ceil(now + timeout),
+      deadlineSeconds,
       nowSeconds: now,
       journalTtlSeconds: journal.ttlSeconds,
     });
-    if (parked.status === "parked") throw new Suspended("parked");
+    if (parked.status === "parked") throw new Suspended("parked", deadlineSeconds);
     if (parked.status === "timeout") return this.waited(event, "t", undefined) as T;
     return parseEntry(journal.key, `s:${name}`, `${position}|v|${parked.data}`).value as T;
   }
@@ -149,7 +150,7 @@ export abstract class DurableJob extends Job {
     } else {
       await journal.record(name, position, "u", until, tx);
     }
-    throw new Suspended("sleeping");
+    throw new Suspended("sleeping", until);
   }
 
   /** The journal the plug-in loaded for this run, or one loaded now (the job runs without the plug-in). */

@@ -7,7 +7,11 @@ import { TsqError } from "../../wire/errors.js";
 
 /** Thrown by sleep() and waitFor() once the job is safely back in `schedule`; never reaches JobRetry. */
 export class Suspended extends Error {
-  constructor(readonly why: "sleeping" | "parked") {
+  constructor(
+    readonly why: "sleeping" | "parked",
+    /** When the job is due back in its queue unless a signal comes first, epoch seconds. */
+    readonly dueAt: number,
+  ) {
     super(`the job is ${why}; this execution ends and the job comes back later (do not catch this error)`);
     this.name = "Suspended";
   }

@@ -68,6 +68,8 @@ export const durable = definePlugin({
             } catch (error) {
               if (!(error instanceof Suspended)) throw error;
               suspended.add(job);
+              // Polled when due, not at the next random poll (up to 7.5 s later with one process).
+              ctx.alarms.add(error.dueAt);
               ctx.logger.info(
                 error.why === "sleeping" ? "job sleeping; slot freed" : "job parked on an event; slot freed",
               );
