@@ -1,6 +1,7 @@
 // Part (b) of `npm run bench:durable`: `n` durable jobs waiting on events and `n` sleeping, parked by an
-// in-process worker of concurrency 5 with the default scheduled poll (every 2.5 to 7.5 s: a parked job
-// becomes due in `schedule` and starts at the next poll, so the poll interval bounds both latencies).
+// in-process worker of concurrency 5 with the default scheduled poll (every 2.5 to 7.5 s). A signal
+// pushes its job onto its queue at once; a sleeper is moved when its wake time comes (the parking
+// process's alarm), so both latencies are bound by how fast 5 slots resume jobs, not by the poll.
 //
 //   waiters   n/10 events signalled before their jobs are pushed (each must get its data at once, without
 //             parking); then n jobs parked on their own event; memory; 1,000 plain jobs served while they
@@ -133,7 +134,7 @@ export async function parkedBench(url: string, client: Client, n: number): Promi
 
     console.log(
       `\n(b) ${n.toLocaleString("en-US")} waiting + ${n.toLocaleString("en-US")} sleeping durable jobs, ` +
-        `in-process worker, concurrency 5, default scheduled poll (2.5 to 7.5 s)`,
+        `in-process worker, concurrency 5, default scheduled poll (2.5 to 7.5 s) and wake alarms`,
     );
     console.log(
       table(
