@@ -43,7 +43,14 @@ import {
   useMarkdownTables,
   type PrivateRedis,
 } from "./bench/lib.js";
-import { bullmqSystem, sidekiqSystem, tsqSystem, type BenchContext, type System } from "./bench/systems.js";
+import {
+  bullmqSystem,
+  sidekiqSystem,
+  tsqSystem,
+  type BenchContext,
+  type FetchStrategy,
+  type System,
+} from "./bench/systems.js";
 
 import type { Options } from "./bench/options.js";
 import { USAGE, parseOptions, UsageError } from "./bench/options.js";
@@ -119,10 +126,11 @@ async function main(): Promise<void> {
     const pingMicros = await pingRoundTrip(redis);
     if (options.warmCpus) ctx.spinners = startSpinners();
 
-    const systems: System[] =
-      options.fetch === "both"
-        ? [tsqSystem(root, tsqModule.VERSION, "basic"), tsqSystem(root, tsqModule.VERSION, "reliable")]
-        : [tsqSystem(root, tsqModule.VERSION)];
+    const fetches: (FetchStrategy | undefined)[] = options.fetch === "both" ? ["basic", "reliable"] : [undefined];
+    const systems: System[] = fetches.flatMap((fetch) => [
+      tsqSystem(root, tsqModule.VERSION, fetch),
+      ...(options.compare ? [tsqSystem(options.compare, versionAt(options.compare), fetch, true)] : []),
+    ]);
     const peers: Record<string, PeerInfo> = {};
     for (const name of options.peers) {
       const system = name === "bullmq" ? bullmqSystem(root) : sidekiqSystem(root);
@@ -165,7 +173,7 @@ async function main(): Promise<void> {
 
     const summary = summarize(runs);
     const ratios: Ratio[] = [];
-    for (const peer of summary.filter((s) => s.system !== "tsq" && s.system !== "tsq-reliable")) {
+    for (const peer of summary.filter((s) => !s.system.startsWith("tsq"))) {
       const tsq = summary.find(
         (s) => s.system === "tsq" && s.processes === peer.processes && s.concurrency === peer.concurrency,
       );
@@ -204,6 +212,23 @@ async function main(): Promise<void> {
           );
           return { ...pick(reliable), ratio: ratio(reliable.jobsPerSecond, basic?.jobsPerSecond) };
         }),
+      changeRatios: summary
+        .filter((s) => s.system.endsWith("-before"))
+        .map((before) => {
+          const now = summary.find(
+            (s) =>
+              s.system === before.system.replace(/-before$/, "") &&
+              s.processes === before.processes &&
+              s.concurrency === before.concurrency,
+          );
+          return {
+            ...pick(before),
+            fetch: before.system.includes("reliable") ? "reliable" : "basic",
+            ratio: ratio(now?.jobsPerSecond, before.jobsPerSecond),
+            workerCpuMicrosPerJob: now?.workerCpuMicrosPerJob ?? null,
+            workerCpuMicrosPerJobBefore: before.workerCpuMicrosPerJob,
+          };
+        }),
       sweep: options.sweep ? configs : undefined,
       date: new Date().toISOString(),
     };
@@ -232,5 +257,15 @@ main()
     process.exitCode = error instanceof UsageError ? 2 : 1;
   })
   .finally(() => process.exit());
+
+/** The version in a checkout's package.json ("unknown" when it cannot be read). */
+function versionAt(root: string): string {
+  try {
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version?: unknown };
+    return typeof version === "string" ? version : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
 
 const pick = ({ processes, concurrency }: { processes: number; concurrency: number }) => ({ processes, concurrency });

@@ -1,5 +1,7 @@
 // Options of `npm run bench`: the usage text and the parser of its command line.
 
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type FetchStrategy } from "./systems.js";
 
@@ -17,6 +19,9 @@ export const USAGE = `Usage: npm run bench -- [options]     (node dist/scripts/b
   --sweep                P = 1, 2, 4 × C = 10, 50 (ignores --processes/--concurrency; no latency runs)
   --repeat <n>           run every (system, P, C) n times, the systems taking turns, and report the median
                          (default 1): this machine's speed drifts, so compare medians of interleaved runs
+  --compare <dir>        another built tsq checkout (its bin/ and dist/), run as "tsq before" taking turns
+                         with this one in every round: the cost of a change, measured in one run
+                         (e.g. \`git worktree add /tmp/before <rev>\`, then npm ci and npm run build there)
   --latency-jobs <n>     timed jobs for enqueue→start latency on the idle workers (default 1000, 0 = skip)
   --json                 print one JSON object instead of tables
   --markdown             print the tables as Markdown (to paste into docs/performance.md)
@@ -47,6 +52,8 @@ export interface Options {
   report: string | undefined;
   warmCpus: boolean;
   retryBusy: number;
+  /** A built tsq checkout to run beside this one (--compare). */
+  compare: string | undefined;
 }
 
 export function parseOptions(argv: string[]): Options {
@@ -68,6 +75,7 @@ export function parseOptions(argv: string[]): Options {
       report: { type: "string" },
       "warm-cpus": { type: "boolean", default: false },
       "retry-busy": { type: "string", default: "0" },
+      compare: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -114,7 +122,17 @@ export function parseOptions(argv: string[]): Options {
     report: values.report,
     warmCpus: values["warm-cpus"],
     retryBusy: integer("retry-busy", 0),
+    compare: values.compare === undefined ? undefined : builtCheckout(values.compare),
   };
 }
 
 export class UsageError extends Error {}
+
+/** The absolute path of a built tsq checkout, or a UsageError naming what is missing. */
+function builtCheckout(dir: string): string {
+  const root = resolve(dir);
+  for (const needed of ["bin/tsq.js", "bin/tsq-cluster.js", "dist/examples/demoJobs.js", "package.json"])
+    if (!existsSync(join(root, needed)))
+      throw new UsageError(`--compare ${dir}: ${needed} is missing there; run npm ci and npm run build in it first`);
+  return root;
+}

@@ -54,6 +54,15 @@ export function targets(report: Report): string[] {
     const goal = r.peer === "BullMQ" ? 2 : 4;
     out.push(`tsq/${r.peer} at P=1 C=50 ≥ ${goal}×: ${r.ratio.toFixed(2)}× (${verdict(r.ratio >= goal)})`);
   }
+  for (const r of report.changeRatios ?? []) {
+    if (r.ratio === null) continue;
+    // Within 5% either way is this machine's noise between interleaved rounds.
+    out.push(
+      `tsq / tsq before, ${r.fetch} fetch, P=${r.processes} C=${r.concurrency}, within ±5%: ${r.ratio.toFixed(3)}× ` +
+        `(worker CPU ${fixed(r.workerCpuMicrosPerJob, 1)} vs ${fixed(r.workerCpuMicrosPerJobBefore, 1)} µs/job; ` +
+        `${verdict(r.ratio >= 0.95)})`,
+    );
+  }
   for (const r of report.fetchRatios ?? []) {
     if (r.ratio === null) continue;
     out.push(

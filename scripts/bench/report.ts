@@ -120,6 +120,15 @@ export interface Report {
   ratios: Ratio[];
   /** --fetch both: reliable fetch's jobs/s over basic fetch's, per (P, C). */
   fetchRatios?: { processes: number; concurrency: number; ratio: number | null }[];
+  /** --compare: this checkout's jobs/s over the other's, and both CPU costs per job (µs), per fetch and (P, C). */
+  changeRatios?: {
+    processes: number;
+    concurrency: number;
+    fetch: FetchStrategy;
+    ratio: number | null;
+    workerCpuMicrosPerJob: number | null;
+    workerCpuMicrosPerJobBefore: number | null;
+  }[];
   sweep?: Config[];
   date: string;
 }

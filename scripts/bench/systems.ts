@@ -30,7 +30,7 @@ import {
   type TrackedChild,
 } from "./lib.js";
 
-export type SystemKey = "tsq" | "tsq-reliable" | "bullmq" | "sidekiq";
+export type SystemKey = "tsq" | "tsq-reliable" | "tsq-before" | "tsq-reliable-before" | "bullmq" | "sidekiq";
 export type FetchStrategy = "basic" | "reliable";
 
 /** What every system is driven with: the Redis under test, tsq's client on it, a scratch directory. */
@@ -183,13 +183,17 @@ async function sidekiqWhereabouts(ctx: BenchContext): Promise<Whereabouts> {
 
 // ---------------------------------------------------------------------------------------------------
 
-/** tsq; with `fixedFetch` "reliable" it is its own system ("tsq-reliable"), beside a basic one. */
-export function tsqSystem(root: string, tsqVersion: string, fixedFetch?: FetchStrategy): System {
+/**
+ * tsq; with `fixedFetch` "reliable" it is its own system ("tsq-reliable"), beside a basic one. `before`:
+ * another checkout (--compare), run as "tsq before".
+ */
+export function tsqSystem(root: string, tsqVersion: string, fixedFetch?: FetchStrategy, before = false): System {
   const jobsModule = join(root, "dist/examples/demoJobs.js");
   const reliable = fixedFetch === "reliable";
+  const base = reliable ? "tsq-reliable" : "tsq";
   return {
-    key: reliable ? "tsq-reliable" : "tsq",
-    label: reliable ? "tsq reliable" : "tsq",
+    key: before ? `${base}-before` : base,
+    label: `${reliable ? "tsq reliable" : "tsq"}${before ? " before" : ""}`,
     ...(fixedFetch === undefined ? {} : { fetch: fixedFetch }),
     probe: async () => ({ available: true, version: tsqVersion }),
     enqueue: pushSidekiqJobs,
