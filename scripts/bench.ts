@@ -223,7 +223,8 @@ async function main(): Promise<void> {
           );
           return {
             ...pick(before),
-            fetch: before.system.includes("reliable") ? "reliable" : "basic",
+            // One fetch (not both): the systems have no fetch of their own; the option is theirs.
+            fetch: before.system.includes("reliable") || options.fetch === "reliable" ? "reliable" : "basic",
             ratio: ratio(now?.jobsPerSecond, before.jobsPerSecond),
             workerCpuMicrosPerJob: now?.workerCpuMicrosPerJob ?? null,
             workerCpuMicrosPerJobBefore: before.workerCpuMicrosPerJob,
