@@ -14,27 +14,25 @@ import cluster, { type Worker } from "node:cluster";
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { LEADER, PROCESSES, legacyWorkKey, workKey } from "../wire/keys.js";
 import { CHILD_ENV, isFromChild, type ChildSpec, type ToChild } from "./ipc.js";
 import { HealthWatch } from "./HealthWatch.js";
-import { childRedis, type Child, type RestartReason, type Slot, type SupervisorOptions } from "./fleet.js";
+import {
+  newSlot,
+  restartDelay,
+  whenReady,
+  type Child,
+  type RestartReason,
+  type Slot,
+  type SupervisorOptions,
+} from "./fleet.js";
 import { makeBatchDir, readBatchFile, removeBatchFiles } from "./batchFile.js";
-import { recoverIdentity } from "../server/fetch/recovery.js";
+import { DeadChildren } from "./DeadChildren.js";
 import { claimPrimary, releasePrimary } from "./primary.js";
 
 export { childRedis, type Child, type RestartReason, type SupervisorOptions } from "./fleet.js";
 
-/** Restart back-off in ms: 1 s doubling to 30 s; reset after 60 s of stable running. */
-const BACKOFF_START = 1000;
-const BACKOFF_MAX = 30_000;
-const STABLE_MS = 60_000;
 /** Seconds past the child timeout before the supervisor SIGKILLs a child that is still stopping. */
 const KILL_GRACE = 5;
-/**
- * ms a stop waits for dead children's records to be pruned. With Redis away the commands wait for a
- * reconnection that may never come: the records then expire by themselves (60 s) and the stop goes on.
- */
-const PRUNE_WAIT_MS = 1000;
 
 export interface SupervisorEvents {
   restart: [group: string, reason: RestartReason];
@@ -58,21 +56,16 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private forks = 0;
   private gaveUp = false;
   private resolveGiveUp: ((code: number) => void) | undefined;
-  /** Dead children's records being pruned; a stop waits for them, so no Redis command outlives it. */
-  private readonly prunes = new Set<Promise<void>>();
+  /** Dead children's records in Redis, pruned at once. */
+  private readonly dead: DeadChildren;
   /** Resolves with the exit code when the cluster has stopped (or given up). */
   readonly finished: Promise<number>;
 
   constructor(private readonly options: SupervisorOptions) {
     super();
-    this.slots = options.plan.map((plan) => ({
-      plan,
-      current: undefined,
-      backoffMs: BACKOFF_START,
-      bootFailures: 0,
-      restartTimer: undefined,
-    }));
+    this.slots = options.plan.map(newSlot);
     this.watch = new HealthWatch(this, options);
+    this.dead = new DeadChildren(options, () => this.broadcast({ type: "leaderVacant" }));
     this.stopTimeout = options.worker.timeout;
     this.finished = new Promise((resolve) => (this.resolveGiveUp = resolve));
   }
@@ -156,7 +149,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         if (!old) continue;
         old.retiring = "rolling";
         const replacement = this.fork(slot);
-        if (!(await this.waitReady(replacement, 60_000))) {
+        if (!(await whenReady(replacement, 60_000))) {
           log.error(
             { child: slot.plan.index },
             "rolling restart: the replacement did not start; keeping the old child and stopping the roll",
@@ -216,21 +209,6 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     return child;
   }
 
-  private waitReady(child: Child, ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(false), ms);
-      const poll = setInterval(() => child.readyAt !== undefined && done(true), 50);
-      const onExit = () => done(false);
-      child.worker.once("exit", onExit);
-      function done(ok: boolean): void {
-        clearTimeout(timer);
-        clearInterval(poll);
-        child.worker.off("exit", onExit);
-        resolve(ok);
-      }
-    });
-  }
-
   /** The jobs of the child's latest fetched batch (describeBatch text). */
   lastBatchOf(child: Child): string {
     return child.batchFile ? readBatchFile(child.batchFile) || child.lastBatch : child.lastBatch;
@@ -242,8 +220,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.children.delete(worker.id);
     if (child.batchFile) removeBatchFiles(child.batchFile);
     this.emit("exit", child, code, signal);
-    const pruning = this.prune(child).finally(() => this.prunes.delete(pruning));
-    this.prunes.add(pruning);
+    this.dead.prune(child);
     const { slot } = child;
     const log = this.options.logger;
     if (this.stopping) {
@@ -281,49 +258,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       void this.stop();
       return;
     }
-    if (uptime >= STABLE_MS) slot.backoffMs = BACKOFF_START;
-    const delay = slot.backoffMs;
-    slot.backoffMs = Math.min(slot.backoffMs * 2, BACKOFF_MAX);
+    const delay = restartDelay(slot, uptime);
     log.info({ child: slot.plan.index, delay_ms: delay }, "restarting child");
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = undefined;
       if (!this.stopping) this.fork(slot);
     }, delay);
-  }
-
-  /**
-   * Removes a dead child from `processes` and deletes its work hashes, so Sidekiq's UI is right at once;
-   * with reliable fetch, puts the jobs it was running back at the front of their queues.
-   */
-  private async prune(child: Child): Promise<void> {
-    const { identity } = child;
-    if (!identity) return;
-    const { logger, worker } = this.options;
-    const redis = childRedis(this.options, child.slot.plan);
-    try {
-      await redis.multi().srem(PROCESSES, identity).unlink(workKey(identity), legacyWorkKey(identity)).exec();
-      // A dead leader's record would block periodic jobs until it expires (leaderTtl, 60 s); one that
-      // stepped down on its way out leaves followers waiting for their next check. Either way, nudge them.
-      if ((await redis.leaderResign(LEADER, identity)) === 1) {
-        logger.warn(
-          { identity },
-          "the dead child was the cron leader; released its record, the other children elect a new one now",
-        );
-        this.broadcast({ type: "leaderVacant" });
-      } else if ((await redis.exists(LEADER)) === 0) {
-        this.broadcast({ type: "leaderVacant" });
-      }
-      const release = this.options.releaseLocks;
-      const locks = release && {
-        release: async (stored: Iterable<unknown>) => void (await release(redis, [...stored] as Buffer[])),
-      };
-      if (worker.fetch === "reliable") await recoverIdentity(redis, identity, worker, logger, locks);
-    } catch (error) {
-      logger.error(
-        { err: error, identity },
-        "could not prune a dead child's records; they expire in 60 s and its jobs are recovered by the next sweep",
-      );
-    }
   }
 
   private async shutdown(): Promise<number> {
@@ -351,21 +291,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     await Promise.all(exits);
     clearTimeout(killer);
     cluster.off("exit", this.onClusterExit);
-    await this.prunesSettled();
+    await this.dead.settled();
     releasePrimary(this);
     if (this.batchDir) removeBatchFiles(this.batchDir);
     const code = this.gaveUp || this.failedExits > 0 ? 1 : 0;
     this.resolveGiveUp?.(code);
     return code;
-  }
-
-  /** The prunes in flight, waited for at most PRUNE_WAIT_MS. */
-  private async prunesSettled(): Promise<void> {
-    if (this.prunes.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, PRUNE_WAIT_MS)));
-    await Promise.race([Promise.all(this.prunes), late]);
-    clearTimeout(timer);
   }
 
   private termMessage(): ToChild {

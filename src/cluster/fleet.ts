@@ -1,6 +1,7 @@
 /**
- * The supervisor's records: its options, one Child per forked process, one Slot per planned child, and
- * the Fleet view its health watch reads (so HealthWatch depends on this file, not on the Supervisor).
+ * The supervisor's records: its options, one Child per forked process, one Slot per planned child (with
+ * its restart back-off), the Fleet view its health watch reads (so HealthWatch depends on this file, not
+ * on the Supervisor), and the wait for a child's first heartbeat.
  */
 import type { Worker } from "node:cluster";
 import type { Logger } from "../platform/logger.js";
@@ -57,6 +58,23 @@ export interface Slot {
   restartTimer: NodeJS.Timeout | undefined;
 }
 
+/** Restart back-off in ms: 1 s doubling to 30 s; reset after 60 s of stable running. */
+const BACKOFF_START = 1000;
+const BACKOFF_MAX = 30_000;
+const STABLE_MS = 60_000;
+
+export function newSlot(plan: ChildPlan): Slot {
+  return { plan, current: undefined, backoffMs: BACKOFF_START, bootFailures: 0, restartTimer: undefined };
+}
+
+/** ms before the slot's crashed child (up `uptimeMs`) is replaced; doubles the slot's next one. */
+export function restartDelay(slot: Slot, uptimeMs: number): number {
+  if (uptimeMs >= STABLE_MS) slot.backoffMs = BACKOFF_START;
+  const delay = slot.backoffMs;
+  slot.backoffMs = Math.min(slot.backoffMs * 2, BACKOFF_MAX);
+  return delay;
+}
+
 /** What the health watch needs of a supervisor. */
 export interface Fleet {
   readonly isStopping: boolean;
@@ -66,4 +84,20 @@ export interface Fleet {
   retire(child: Child, reason: "hang" | "memory" | "abandoned"): void;
   /** The describeBatch text of the child's latest fetched batch. */
   lastBatchOf(child: Child): string;
+}
+
+/** Resolves true once `child` has written its first heartbeat, false if it exits or `ms` pass first. */
+export function whenReady(child: Child, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done(false), ms);
+    const poll = setInterval(() => child.readyAt !== undefined && done(true), 50);
+    const onExit = () => done(false);
+    child.worker.once("exit", onExit);
+    function done(ok: boolean): void {
+      clearTimeout(timer);
+      clearInterval(poll);
+      child.worker.off("exit", onExit);
+      resolve(ok);
+    }
+  });
 }
