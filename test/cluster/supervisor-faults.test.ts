@@ -201,6 +201,8 @@ test("kill -9 of the supervisor: every child is gone within -t + 5 s and their j
 
 test("USR2 under load: every child is replaced, no job is lost, throughput never drops to zero", async (t) => {
   const N = 12_000;
+  /** Jobs pushed whenever fewer are queued during the roll (40 slots of 50 ms jobs: 2.5 s of work at least). */
+  const TOP_UP = 2_000;
   const CHILDREN = 4;
   await push(
     "NapCountJob",
@@ -219,6 +221,21 @@ test("USR2 under load: every child is replaced, no job is lost, throughput never
   }
   const samples: Sample[] = [];
   let rollDone = false;
+  // The roll must happen under load however slow the machine is (children boot slower on a busy one):
+  // the queue is topped up while it runs, so it never drains first.
+  let pushed = N;
+  const feeder = (async () => {
+    while (!rollDone) {
+      if ((await handle.redis.llen("queue:default")) < TOP_UP) {
+        await push(
+          "NapCountJob",
+          Array.from({ length: TOP_UP }, (_, k) => [pushed + k, 50]),
+        );
+        pushed += TOP_UP;
+      }
+      await sleep(250);
+    }
+  })();
   const sampler = (async () => {
     while (!rollDone) {
       const [[, counted], [, queued], [, processes]] = (await handle.redis
@@ -238,7 +255,7 @@ test("USR2 under load: every child is replaced, no job is lost, throughput never
     await cluster.waitForLine((l) => l.role === "supervisor" && l.msg === "rolling restart finished", 120_000);
   } finally {
     rollDone = true;
-    await sampler;
+    await Promise.all([sampler, feeder]);
   }
   const rollS = (performance.now() - sent) / 1000;
   const queuedAtEnd = await handle.redis.llen("queue:default");
@@ -273,7 +290,12 @@ test("USR2 under load: every child is replaced, no job is lost, throughput never
   assert.ok(minProcesses >= CHILDREN - 1, `never below N-1 registered children: min ${minProcesses}`);
 
   // No job lost: the rest drains and every index ran (graceful stops finish or requeue in-flight jobs).
-  await eventually(async () => (await handle.redis.bitcount("counted:bits")) === N, 90_000, `all ${N} jobs ran`, 250);
+  await eventually(
+    async () => (await handle.redis.bitcount("counted:bits")) === pushed,
+    90_000,
+    `all ${pushed} jobs ran`,
+    250,
+  );
   assert.equal(await handle.redis.llen("queue:default"), 0);
   assert.equal(await cluster.stop(), 0);
 });
