@@ -21,6 +21,7 @@ import {
   SIDEKIQ_CRON_JOBS,
   processKey,
   queueKey,
+  workKey,
   sidekiqCronJobKey,
   signalsKey,
 } from "../../../src/wire/keys.js";
@@ -239,8 +240,24 @@ test(
     await page.goto(`${web.url}/busy`);
     assert.ok((await page.locator("main").innerText()).includes(HOSTILE[1]!), "the hostile tag is shown as text");
 
+    // Quiet the real worker from the Busy page; it reports quiet at its next heartbeat. From here the
+    // actions edit the retry set: a quiet worker neither fetches nor polls, so once it runs nothing no
+    // retry comes due, and none is added, under the clicks (a busy machine is slow).
+    await page.locator(`tr[data-identity="${identity}"]`).getByRole("button", { name: "Quiet" }).click();
+    await page.waitForURL(`${web.url}/busy`);
+    await eventually(
+      async () => (await redis.redis.hget(processKey(identity), "quiet")) === "true",
+      30_000,
+      "the worker is quiet",
+    );
+    assert.equal(await redis.redis.llen(signalsKey(identity)), 0, "the worker popped its signal");
+    await eventually(
+      async () => (await redis.redis.hlen(workKey(identity))) === 0,
+      30_000,
+      "the quiet worker runs nothing",
+    );
+
     // The worker's failure page: every field and the decoded backtrace.
-    // The worker may be running it again right now; wait until it is back in the set.
     const key = await retryWithBacktrace("FailJob");
     await page.goto(`${web.url}/retries/${key}`);
     assert.ok(await page.locator("pre.backtrace").isVisible(), "the decoded backtrace");
@@ -298,16 +315,6 @@ test(
     );
     assert.equal(await redis.redis.zcard("dead"), 0, "the paced retry drained the dead set");
 
-    // Quiet the real worker; it reports quiet at its next heartbeat.
-    await page.goto(`${web.url}/busy`);
-    await page.locator(`tr[data-identity="${identity}"]`).getByRole("button", { name: "Quiet" }).click();
-    await page.waitForURL(`${web.url}/busy`);
-    await eventually(
-      async () => (await redis.redis.hget(processKey(identity), "quiet")) === "true",
-      30_000,
-      "the worker is quiet",
-    );
-    assert.equal(await redis.redis.llen(signalsKey(identity)), 0, "the worker popped its signal");
     assert.deepEqual(problems, []);
     await page.close();
   },
