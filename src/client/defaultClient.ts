@@ -2,24 +2,18 @@
  * The process-wide client used by `Job.performAsync` and friends. Created lazily from REDIS_URL;
  * `configureClient` replaces it (the worker points it at its own Redis so jobs can enqueue jobs).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import { currentJobScope } from "../platform/logger.js";
 import { Client, type ClientOptions } from "./Client.js";
 
 let current: Client | undefined;
-/** The client of the worker running the current job: jobs enqueue through their own worker's client. */
-const scoped = new AsyncLocalStorage<Client>();
 
 export function defaultClient(): Client {
-  const own = scoped.getStore();
-  if (own) return own;
+  // A job enqueues through its own worker's client (the worker puts it in the job's scope).
+  const own = currentJobScope()?.client;
+  if (own instanceof Client) return own;
   // Lazy: a test in fake or inline mode (tsq/testing) never connects.
   current ??= new Client({ lazyConnect: true });
   return current;
-}
-
-/** Runs `fn` with `client` as the default client of everything it pushes (a worker wraps each job so). */
-export function withClient<T>(client: Client, fn: () => T): T {
-  return scoped.run(client, fn);
 }
 
 /** Replaces the default client. The previous one is closed if it owned its connection. */

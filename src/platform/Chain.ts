@@ -26,6 +26,10 @@ function isClass<A extends unknown[]>(m: Middleware<A>): m is MiddlewareClass<A>
   return proto !== undefined && typeof proto.call === "function";
 }
 
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
 export class Chain<A extends unknown[]> {
   private entries: Entry<A>[] = [];
 
@@ -86,29 +90,35 @@ export class Chain<A extends unknown[]> {
 
   /**
    * Runs every middleware, then `last`. Resolves true when `last` ran, false when a middleware stopped
-   * the chain by not calling `next()`.
+   * the chain by not calling `next()`. No async function per step: a middleware's own promise is passed
+   * on as it is, since each extra promise costs every job a hook call while a job's log context is on.
    */
-  async invoke(args: A, last: () => Promise<void>): Promise<boolean> {
+  invoke(args: A, last: () => Promise<unknown>): Promise<boolean> {
     let ran = false;
-    const step = async (index: number): Promise<void> => {
+    const step = (index: number): Promise<unknown> => {
       const entry = this.entries[index];
-      if (!entry) {
-        ran = true;
-        await last();
-        return;
-      }
       let nextCalled = false;
       const next: Next = () => {
         if (nextCalled) throw new Error("middleware called next() twice");
         nextCalled = true;
-        return step(index + 1);
+        return step(index + 1) as Promise<void>;
       };
-      const m = entry.middleware;
-      if (isClass(m)) await new m(...entry.options).call(...args, next);
-      else await m(...args, next);
+      try {
+        if (!entry) {
+          ran = true;
+          return last();
+        }
+        const m = entry.middleware;
+        const result = isClass(m) ? new m(...entry.options).call(...args, next) : m(...args, next);
+        return isThenable(result) ? Promise.resolve(result) : Promise.resolve();
+      } catch (error) {
+        // A throw before any promise (a plain function, a constructor) rejects with what was thrown, as
+        // an async step did.
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passed on unchanged
+        return Promise.reject(error);
+      }
     };
-    await step(0);
-    return ran;
+    return step(0).then(() => ran);
   }
 
   private insertAt(existing: Middleware<A>, offset: 0 | 1, middleware: Middleware<A>, options: unknown[]): this {

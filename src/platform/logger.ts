@@ -27,7 +27,17 @@ export interface JobLogContext {
   [field: string]: unknown;
 }
 
-const jobContext = new AsyncLocalStorage<JobLogContext>();
+/**
+ * What a running job carries through its async calls: its log fields, and the client its own pushes go
+ * through (set by the worker, read by defaultClient). One store for both: every AsyncLocalStorage in use
+ * costs each promise a job creates a hook call.
+ */
+export interface JobScope {
+  readonly log: JobLogContext;
+  readonly client?: unknown;
+}
+
+const jobScope = new AsyncLocalStorage<JobScope>();
 
 /** Pretty when stdout is a terminal, unless TSQ_LOG_FORMAT says otherwise. */
 function wantsPretty(): boolean {
@@ -55,7 +65,7 @@ function build(level: LevelWithSilent, base: Record<string, unknown>, destinatio
     base: { pid: process.pid, ...base },
     // A copy: pino's default merge writes the line's own fields into the object the mixin returns.
     mixin: () => {
-      const context = jobContext.getStore();
+      const context = jobScope.getStore()?.log;
       return context ? { ...context } : {};
     },
     serializers: { err: safeError, error: safeError },
@@ -73,7 +83,7 @@ let adopted = false;
 
 function current(): Logger {
   if (!adopted) return root;
-  const context = jobContext.getStore();
+  const context = jobScope.getStore()?.log;
   return context ? root.child({ ...context }) : root;
 }
 
@@ -121,10 +131,20 @@ export function configureLogger(options: {
 
 /** The context of the job being performed here, if any. */
 export function currentJobContext(): JobLogContext | undefined {
-  return jobContext.getStore();
+  return jobScope.getStore()?.log;
+}
+
+/** The scope of the job being performed here, if any. */
+export function currentJobScope(): JobScope | undefined {
+  return jobScope.getStore();
 }
 
 /** Runs `fn` with `context` attached to every line logged inside it. */
 export function withJobContext<T>(context: JobLogContext, fn: () => T): T {
-  return jobContext.run(context, fn);
+  return jobScope.run({ log: context }, fn);
+}
+
+/** Runs `fn` as a job: its log context, and what else the job carries (see JobScope). */
+export function withJobScope<T>(scope: JobScope, fn: () => T): T {
+  return jobScope.run(scope, fn);
 }

@@ -200,19 +200,24 @@ export class Manager {
   }
 
   private run(unit: UnitOfWork, lane: Lane): void {
-    const done = this.processor
-      .process(unit, lane.slot)
-      .catch((error: unknown) => this.ctx.logger.error({ err: error }, "processor failed"))
-      .finally(() => {
-        lane.running = undefined;
-        this.runningCount--;
-        if (!lane.slot.abandoned) {
-          // A job cancelled or timed out aborted the slot's signal: the next job gets a fresh one.
-          if (lane.slot.controller.signal.aborted) lane.slot.controller = new AbortController();
-          this.free.push(lane);
-        }
-        this.slotFreed.resolve();
-      });
+    const freed = (): void => {
+      lane.running = undefined;
+      this.runningCount--;
+      if (!lane.slot.abandoned) {
+        // A job cancelled or timed out aborted the slot's signal: the next job gets a fresh one.
+        if (lane.slot.controller.signal.aborted) lane.slot.controller = new AbortController();
+        this.free.push(lane);
+      }
+      this.slotFreed.resolve();
+    };
+    // then(ok, fail) rather than catch().finally(): three promises fewer per job.
+    const done = this.processor.process(unit, lane.slot).then(freed, (error: unknown) => {
+      try {
+        this.ctx.logger.error({ err: error }, "processor failed");
+      } finally {
+        freed();
+      }
+    });
     lane.running = { unit, done };
     this.runningCount++;
   }

@@ -9,8 +9,7 @@
 import { performance } from "node:perf_hooks";
 import { JobInterrupted, UnknownJobError } from "../wire/errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../wire/payload.js";
-import { withJobContext } from "../platform/logger.js";
-import { withClient } from "../client/defaultClient.js";
+import { withJobScope } from "../platform/logger.js";
 import { jobLogContext } from "../platform/correlation.js";
 import type { Chain } from "../platform/Chain.js";
 import type { ServerContext, ServerMiddlewareArgs, JobOutcome } from "./context.js";
@@ -81,8 +80,9 @@ export class Processor {
       startedMs: performance.now(),
     });
     try {
-      await withJobContext(jobLogContext(job, unit.queue), () =>
-        withClient(this.ctx.client, () => this.execute(job, unit, slot)),
+      // One scope: its log fields, and the worker's client for the job's own pushes.
+      await withJobScope({ log: jobLogContext(job, unit.queue), client: this.ctx.client }, () =>
+        this.execute(job, unit, slot),
       );
     } finally {
       this.ctx.state.end(slot.tid);
@@ -130,9 +130,8 @@ export class Processor {
         const inner = perform;
         perform = () => around(inner, job, unit.queue);
       }
-      let run = async (): Promise<void> => {
-        await this.middleware.invoke([instance, job, unit.queue], () => perform().then(() => {}));
-      };
+      // No async wrappers on the way in: each promise costs every job a hook call under its scope.
+      let run = (): Promise<unknown> => this.middleware.invoke([instance, job, unit.queue], perform);
       for (const around of this.arounds) {
         const inner = run;
         run = () => around(inner, instance, job, unit.queue, slot.controller);

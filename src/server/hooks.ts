@@ -65,12 +65,12 @@ export interface ServerHooks {
    * timeout) aborts this job only; the worker gives the slot a new one before its next job.
    */
   around?(
-    run: () => Promise<void>,
+    run: () => Promise<unknown>,
     instance: object,
     job: JobPayload,
     queue: string,
     abort: AbortController,
-  ): Promise<void>;
+  ): Promise<unknown>;
   /** Server middleware, with the options its class is constructed with. */
   middleware?: { use: Middleware<ServerMiddlewareArgs>; options?: unknown[] };
   /** Around `perform` only, inside every middleware (a rate limit's OverLimitError reschedules). */

@@ -63,7 +63,7 @@ export class RunControl {
    * under the job's log context every promise costs a plain job a hook call and garbage.
    */
   supervise(
-    run: () => Promise<void>,
+    run: () => Promise<unknown>,
     job: JobPayload,
     queue: string,
     control: AbortController,
@@ -94,7 +94,7 @@ export class RunControl {
           reject(toError(error));
         }
       };
-      let work: Promise<void>;
+      let work: Promise<unknown>;
       try {
         work = run();
       } catch (error) {

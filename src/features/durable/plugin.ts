@@ -32,7 +32,7 @@ export const durable = definePlugin({
     const anyDurable = ctx.registry.names().some((name) => ctx.registry.get(name)?.prototype instanceof DurableJob);
     const suspended = new WeakSet<JobPayload>();
     const aroundDurable = async (
-      run: () => Promise<void>,
+      run: () => Promise<unknown>,
       instance: DurableJob,
       job: JobPayload,
       queue: string,
@@ -59,7 +59,7 @@ export const durable = definePlugin({
       around(run, instance, job, queue, abort) {
         if (instance instanceof DurableJob) return aroundDurable(run, instance, job, queue, abort);
         const limits = limitsOf(instance, job, ctx);
-        return control.supervise(run, job, queue, abort, limits) as Promise<unknown> as Promise<void>;
+        return control.supervise(run, job, queue, abort, limits);
       },
       aroundPerform: anyDurable
         ? async (perform, job, queue) => {

@@ -16,7 +16,7 @@ import type { Next } from "../../../platform/Chain.js";
 import { displayClass, dumpPayload, type JobPayload } from "../../../wire/payload.js";
 import type { ServerContext } from "../../../server/context.js";
 import type { KeyedLimiter } from "./KeyedLimiter.js";
-import { keyedLimitOf, limitKeyOf } from "./keyedPolicy.js";
+import { keyedLimitOf, limitKeyOf, type KeyedLimitPolicy } from "./keyedPolicy.js";
 
 export class KeyedLimitServerMiddleware {
   constructor(
@@ -24,9 +24,20 @@ export class KeyedLimitServerMiddleware {
     private readonly ctx: Pick<ServerContext, "logger" | "events" | "options">,
   ) {}
 
-  async call(instance: object, job: JobPayload, queue: string, next: Next): Promise<void> {
+  /** Not async for a job this does not concern: an async wrapper costs every job promises. */
+  call(instance: object, job: JobPayload, queue: string, next: Next): Promise<void> {
     const policy = keyedLimitOf(instance.constructor);
     if (policy === undefined) return next();
+    return this.limited(instance, job, queue, next, policy);
+  }
+
+  private async limited(
+    instance: object,
+    job: JobPayload,
+    queue: string,
+    next: Next,
+    policy: KeyedLimitPolicy,
+  ): Promise<void> {
     const name = displayClass(job);
     const key = limitKeyOf(policy, name, job.args);
     const parked = dumpPayload({

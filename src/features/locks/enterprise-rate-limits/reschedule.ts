@@ -19,18 +19,24 @@ import { limiterDefaults } from "./settings.js";
 
 type Ctx = Pick<ServerContext, "logger" | "events" | "redis">;
 
-/** Runs `perform`; an OverLimitError under the cap reschedules the job and resolves. */
-export async function performOrReschedule(
+/**
+ * Runs `perform`; an OverLimitError under the cap reschedules the job and resolves. Not async: every job
+ * passes here, and an async wrapper costs each one two more promises under its log context.
+ */
+export function performOrReschedule(
   ctx: Ctx,
   job: JobPayload,
   queue: string,
   perform: () => unknown,
-): Promise<void> {
-  try {
-    await perform();
-  } catch (error) {
+): Promise<unknown> {
+  const rescheduled = (error: unknown): Promise<void> => {
     if (!(error instanceof OverLimitError)) throw error;
-    await reschedule(ctx, job, queue, error);
+    return reschedule(ctx, job, queue, error);
+  };
+  try {
+    return Promise.resolve(perform()).catch(rescheduled);
+  } catch (error) {
+    return Promise.reject(error as Error).catch(rescheduled);
   }
 }
 

@@ -22,9 +22,14 @@ import type { TsqRedis } from "../../../platform/redis/connection.js";
 export class UniqueServerMiddleware {
   constructor(private readonly redis: TsqRedis) {}
 
-  async call(instance: object, job: JobPayload, _queue: string, next: Next): Promise<void> {
+  /** Not async for a job this does not concern: an async wrapper costs every job promises. */
+  call(instance: object, job: JobPayload, _queue: string, next: Next): Promise<void> {
     const key = heldKey(job, "unique");
     if (key === undefined) return next();
+    return this.locked(instance, job, _queue, next, key);
+  }
+
+  private async locked(instance: object, job: JobPayload, _queue: string, next: Next, key: string): Promise<void> {
     if (job.unique_until === "start") {
       // Sent before the job runs but not awaited: commands on this connection keep their order, so the
       // release reaches Redis before anything the job does (as deduplication's until_executing). If it

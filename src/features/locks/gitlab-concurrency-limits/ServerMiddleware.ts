@@ -27,10 +27,15 @@ export class ConcurrencyLimitServerMiddleware {
     private readonly ctx: Pick<ServerContext, "logger" | "events" | "options">,
   ) {}
 
-  async call(instance: object, job: JobPayload, queue: string, next: Next): Promise<void> {
+  /** Not async for a job this does not concern: an async wrapper costs every job promises. */
+  call(instance: object, job: JobPayload, queue: string, next: Next): Promise<void> {
     const klass = instance.constructor;
     const limit = concurrencyLimitOf(klass);
     if (limit === 0) return next();
+    return this.limited(instance, job, queue, next, limit);
+  }
+
+  private async limited(instance: object, job: JobPayload, queue: string, next: Next, limit: number): Promise<void> {
     const name = displayClass(job);
     const resumed = job.concurrency_limit_resume === true;
     const parked = dumpPayload({

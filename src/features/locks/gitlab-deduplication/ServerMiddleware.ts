@@ -26,10 +26,22 @@ export class DeduplicationServerMiddleware {
     private readonly client: Client,
   ) {}
 
-  async call(instance: object, job: JobPayload, queue: string, next: Next): Promise<void> {
+  /** Not async for a job this does not concern: an async wrapper costs every job promises. */
+  call(instance: object, job: JobPayload, queue: string, next: Next): Promise<void> {
     const klass = instance.constructor;
     const policy = dedupPolicyOf(klass);
     if (policy === undefined) return next();
+    return this.deduplicated(instance, job, queue, next, policy);
+  }
+
+  private async deduplicated(
+    instance: object,
+    job: JobPayload,
+    queue: string,
+    next: Next,
+    policy: DedupPolicy,
+  ): Promise<void> {
+    const klass = instance.constructor;
     // The key the lock was taken under (the queue may have changed since: retry_queue).
     const id = dedupIdOfPayload(job) ?? dedupId(job, policy);
     if (policy.strategy === "until_executing") {

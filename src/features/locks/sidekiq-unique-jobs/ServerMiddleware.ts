@@ -31,9 +31,14 @@ export class SujServerMiddleware {
     private readonly client: Client,
   ) {}
 
-  async call(instance: object, job: JobPayload, _queue: string, next: Next): Promise<void> {
+  /** Not async for a job this does not concern: an async wrapper costs every job promises. */
+  call(instance: object, job: JobPayload, _queue: string, next: Next): Promise<void> {
     const lock = lockOf(job);
     if (lock === undefined) return next();
+    return this.locked(instance, job, _queue, next, lock);
+  }
+
+  private async locked(instance: object, job: JobPayload, _queue: string, next: Next, lock: SujLock): Promise<void> {
     const signal = (instance as { signal?: AbortSignal }).signal;
     if (lock.type === "until_executing") {
       await releaseSujLock(this.redis, lock);
