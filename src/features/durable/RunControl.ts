@@ -1,7 +1,7 @@
 /**
  * Cancels and timeouts of running jobs, one per worker. A job's `this.signal` is its slot's controller,
  * which the worker renews after a job that aborted it, so a cancel or a timeout aborts one job and
- * nothing else. No Redis call: a plain job pays a map entry and one promise (about 1 µs).
+ * nothing else. No Redis call: a plain job pays two promises and a small object.
  *
  *   start ──── timeout (s) ──── abort(JobTimeoutError) ── grace (s) ── abandoned: slot freed, failed
  *         └─ cancel(jid) ───── abort(JobCancelledError) ─ grace (s) ── abandoned: slot freed, cancelled
@@ -32,6 +32,7 @@ export interface Limits {
 interface Running {
   /** The job's controller (its slot's): its signal is the job's `this.signal`. */
   readonly control: AbortController;
+  readonly jid: string;
   readonly graceMs: number;
   timer?: NodeJS.Timeout;
   graceTimer?: NodeJS.Timeout;
@@ -39,8 +40,18 @@ interface Running {
   abandon?: () => void;
 }
 
+/** A job controller's record, kept from job to job while the controller lives. */
+interface Holder {
+  current: Running | undefined;
+}
+
 export class RunControl {
-  private readonly running = new Map<string, Running>();
+  /**
+   * Keyed by controller, one per slot, and kept between jobs: a long-lived Map with an entry added and
+   * deleted per job reallocates its table in the old generation (docs/performance.md, "Maps with churn").
+   * An aborted controller is replaced by the worker, so its record goes with its job.
+   */
+  private readonly running = new Map<AbortController, Holder>();
 
   constructor(
     private readonly logger: Logger,
@@ -51,10 +62,13 @@ export class RunControl {
 
   /** Aborts the job `jid` if it runs here; true when it does. */
   cancel(jid: string): boolean {
-    const entry = this.running.get(jid);
-    if (!entry) return false;
-    abort(entry, new JobCancelledError(jid));
-    return true;
+    // A scan of at most `concurrency` records: cancels are rare, jobs are not.
+    for (const { current } of this.running.values()) {
+      if (current?.jid !== jid) continue;
+      abort(current, new JobCancelledError(jid));
+      return true;
+    }
+    return false;
   }
 
   /**
@@ -69,8 +83,10 @@ export class RunControl {
     control: AbortController,
     limits: Limits,
   ): Promise<boolean> {
-    const entry: Running = { control, graceMs: limits.grace * 1000 };
-    this.running.set(job.jid, entry);
+    const entry: Running = { control, jid: job.jid, graceMs: limits.grace * 1000 };
+    let holder = this.running.get(control);
+    if (!holder) this.running.set(control, (holder = { current: undefined }));
+    holder.current = entry;
     const { timeout } = limits;
     if (timeout !== undefined) {
       entry.timer = setTimeout(
@@ -84,7 +100,8 @@ export class RunControl {
         clearTimeout(entry.timer);
         clearTimeout(entry.graceTimer);
         entry.abandon = undefined;
-        if (this.running.get(job.jid) === entry) this.running.delete(job.jid);
+        if (holder.current === entry) holder.current = undefined;
+        if (control.signal.aborted) this.running.delete(control);
       };
       // A cancel resolves true; a timeout rejects with its error (the retry policy applies).
       const settle = (reason: unknown) => {
