@@ -3,9 +3,10 @@
  * `Client#push` does (immediate: `SADD queues` + `LPUSH queue:<q>` with `enqueued_at`; scheduled:
  * `ZADD schedule <float seconds>` without `at`), pipelined in one round trip.
  */
-import { ArgumentError, ConcurrencyLimitFullError } from "../wire/errors.js";
-import { DEFAULT_SHARD, type ShardMap } from "../platform/shards/ShardMap.js";
+import { ConcurrencyLimitFullError } from "../wire/errors.js";
 import { JobWriter } from "./JobWriter.js";
+import { ShardWriters } from "./ShardWriters.js";
+import { bulkSliceSize } from "./bulkSize.js";
 import { Chain } from "../platform/Chain.js";
 import { dumpPayload, type JobPayload, type JsonValue } from "../wire/payload.js";
 import { connect, type TsqRedis } from "../platform/redis/connection.js";
@@ -21,7 +22,6 @@ import { resolveSizeLimits, type SizeLimits } from "./compression/settings.js";
 import { logger } from "../platform/logger.js";
 import { currentRouter, type WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import { normalizeItem } from "./normalize.js";
-import { oneFailure } from "./refusals.js";
 import { defaultPlugins } from "./defaultPlugins.js";
 import { clientEventBus, type ClientEventBus } from "./events.js";
 import type { ClientHooks, ClientMiddlewareArgs, ClientPlugin, PreparedJob, PushDiversion } from "./plugin.js";
@@ -45,8 +45,7 @@ export class Client {
   private readonly plugins: readonly ClientPlugin[];
   /** The connection of the home shard (the only one without `shards`). */
   readonly redis: TsqRedis;
-  private readonly home: JobWriter;
-  private readonly shards: { map: ShardMap; home: string; writers: Map<string, JobWriter> } | undefined;
+  private readonly writers: ShardWriters;
   /** True when a plug-in's write path (reliable push) holds writes while Redis is away. */
   private readonly holdsWrites: boolean;
   private readonly format: TimestampFormat;
@@ -68,19 +67,13 @@ export class Client {
     this.holdsWrites = this.hooks.some((hook) => hook.writePath);
     this.lazyConnect = options.lazyConnect === true && !this.holdsWrites;
     for (const hook of [...this.hooks].reverse()) if (hook.middleware) this.pluginChain.add(hook.middleware);
-    if (typeof options.redis === "object") {
-      // A connection made elsewhere gets tsq's scripts too (defining them again is harmless).
-      this.redis = defineScripts(options.redis);
-      this.home = new JobWriter(this.redis, false, this.hooks);
-    } else {
-      this.redis = this.open(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl);
-      this.home = new JobWriter(this.redis, true, this.hooks);
-    }
-    if (options.shards?.map.sharded) {
-      const home = options.shards.home ?? DEFAULT_SHARD;
-      options.shards.map.get(home); // a ConfigError naming the shards when it is not one
-      this.shards = { map: options.shards.map, home, writers: new Map([[home, this.home]]) };
-    }
+    const owned = typeof options.redis !== "object";
+    this.redis =
+      typeof options.redis === "object"
+        ? defineScripts(options.redis) // made elsewhere: it gets tsq's scripts too (again is harmless)
+        : this.open(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl);
+    const home = new JobWriter(this.redis, owned, this.hooks);
+    this.writers = new ShardWriters(home, options.shards, this.hooks, (url) => this.open(url));
     this.middleware = options.middleware ?? new Chain<ClientMiddlewareArgs>();
     this.version = options.sidekiqVersion ?? DEFAULTS.sidekiqVersion;
     this.format = this.version === 8 ? "milliseconds" : "seconds";
@@ -119,19 +112,17 @@ export class Client {
 
   /** Jobs held in memory by reliable push, waiting for Redis (0 when it is off). */
   get bufferedJobs(): number {
-    let held = this.home.buffered;
-    for (const writer of this.shards?.writers.values() ?? []) if (writer !== this.home) held += writer.buffered;
-    return held;
+    return this.writers.buffered;
   }
 
   /** The connection to the Redis that owns `queue`: the home one unless shards say otherwise. */
   redisFor(queue: string): TsqRedis {
-    return this.writerFor(queue).redis;
+    return this.writers.writerFor(queue).redis;
   }
 
   /** True when `queue` lives on this client's home Redis (always, without shards). */
   ownsQueue(queue: string): boolean {
-    return this.writerFor(queue) === this.home;
+    return this.writers.writerFor(queue) === this.writers.home;
   }
 
   /** Writes a job made by `build` (for callers whose atomic step could not include the write). */
@@ -168,20 +159,8 @@ export class Client {
    * jid per argument list, with null where a middleware refused the job.
    */
   async pushBulk(item: BulkItem): Promise<(string | null)[]> {
-    const { args, at, batchSize, ...rest } = item;
-    if (!Array.isArray(args) || !args.every(Array.isArray)) {
-      throw new ArgumentError("pushBulk: args must be an array of argument arrays, e.g. [[1], [2]]");
-    }
-    if (Array.isArray(at) && at.length !== args.length) {
-      throw new ArgumentError(`pushBulk: at has ${at.length} times for ${args.length} jobs; give one per job`);
-    }
-    if (rest.jid !== undefined && args.length > 1) {
-      throw new ArgumentError("pushBulk: an explicit jid cannot be shared by several jobs; drop `jid`");
-    }
-    const size = batchSize ?? (at === undefined ? 1000 : 100);
-    if (!Number.isInteger(size) || size < 1)
-      throw new ArgumentError(`pushBulk: batchSize must be a positive integer, got ${size}`);
-
+    const size = bulkSliceSize(item);
+    const { args, at, batchSize: _batchSize, ...rest } = item;
     const jids: (string | null)[] = [];
     for (let start = 0; start < args.length; start += size) {
       const slice: PreparedJob[] = [];
@@ -222,8 +201,7 @@ export class Client {
 
   /** Closes the connections this client opened, after reliable push's buffers had their chance to land. */
   async close(): Promise<void> {
-    const others = [...(this.shards?.writers.values() ?? [])].filter((writer) => writer !== this.home);
-    await Promise.all([this.home.close(), ...others.map((writer) => writer.close())]);
+    await this.writers.close();
   }
 
   private open(url: string): TsqRedis {
@@ -237,19 +215,6 @@ export class Client {
       ...(this.holdsWrites ? { offlineQueue: false } : {}),
       ...(this.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: this.commandTimeoutMs }),
     });
-  }
-
-  /** The writer for `queue`'s shard, its connection opened on first use. */
-  private writerFor(queue: string): JobWriter {
-    if (this.shards === undefined) return this.home;
-    const { map, writers } = this.shards;
-    const shard = map.shardOf(queue);
-    let writer = writers.get(shard);
-    if (writer === undefined) {
-      writer = new JobWriter(this.open(map.urlOf(shard)), true, this.hooks);
-      writers.set(shard, writer);
-    }
-    return writer;
   }
 
   private normalize(item: PushItem): JobPayload {
@@ -304,30 +269,10 @@ export class Client {
     return limitPayloadSize(job, stored, dumpPayload(stored), this.sizeLimits);
   }
 
-  /** Groups prepared jobs by the Redis (shard) of their queue and writes each group in one round trip. */
+  /** Writes prepared jobs: to the test diversion when one is active, else each to its queue's shard. */
   private async send(entries: PreparedJob[]): Promise<void> {
     if (this.diverted?.active) return this.diverted.take(entries);
-    if (this.shards === undefined) return this.home.write(entries);
-    const groups = new Map<JobWriter, PreparedJob[]>();
-    for (const entry of entries) {
-      const writer = this.writerFor(entry.job.queue);
-      // A batch's record lives on the shard that opened it; its jobs must run where they can update it.
-      if (writer !== this.home && typeof entry.job.bid === "string") {
-        throw new ArgumentError(
-          `${entry.job.class} (queue ${entry.job.queue}) cannot join batch ${entry.job.bid}: the queue lives on shard ` +
-            `${this.shards.map.shardOf(entry.job.queue)} and the batch on shard ${this.shards.home}; ` +
-            "push a batch's jobs to queues of the shard that creates it",
-        );
-      }
-      const group = groups.get(writer) ?? [];
-      group.push(entry);
-      groups.set(writer, group);
-    }
-    // Every shard's write settles first, so a refusal names the refused jobs of all of them.
-    const outcomes = await Promise.allSettled([...groups].map(([writer, group]) => writer.write(group)));
-    // A writer's failures are Errors (EnqueueError, ConcurrencyLimitFullError, a batch's).
-    const failure = oneFailure(outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as Error] : [])));
-    if (failure !== undefined) throw failure;
+    return this.writers.write(entries);
   }
 
   /** `send` for bulk pushes: jobs a full parked list refused (ConcurrencyLimitFullError) become null in `results`, logged. */

@@ -156,7 +156,8 @@ test("tsq-made retry and dead entries: Ruby's API retries, kills and deletes the
      e1 = r.find_job(ENV["J1"])
      seen = { "class" => e1.klass, "error_class" => e1["error_class"], "error_message" => e1["error_message"],
               "retry_count" => e1["retry_count"], "failed_at_class" => e1["failed_at"].class.name,
-              "backtrace_lines" => e1.error_backtrace.size, "dead_before" => d.map(&:jid).sort }
+              "backtrace_lines" => e1.error_backtrace.size, "backtrace_top" => e1.error_backtrace.first,
+              "dead_before" => d.map(&:jid).sort }
      e1.retry
      r.find_job(ENV["J2"]).kill
      d.find_job(ENV["J3"]).retry
@@ -164,13 +165,16 @@ test("tsq-made retry and dead entries: Ruby's API retries, kills and deletes the
      seen.merge("retry_after" => Sidekiq::RetrySet.new.size, "dead_after" => Sidekiq::DeadSet.new.map(&:jid))`,
     { J1: j1, J2: j2, J3: j3, J4: j4 },
   );
-  assert.deepEqual(result, {
+  // The job's own frames, at most its `backtrace: 5` (tsq's chain adds no async frames of its own).
+  const { backtrace_lines: lines, backtrace_top: top, ...rest } = result;
+  assert.ok(typeof lines === "number" && lines >= 1 && lines <= 5, `backtrace of ${String(lines)} lines`);
+  assert.match(String(top), /FailJob\.perform .*testJobs\.js:\d+:\d+/);
+  assert.deepEqual(rest, {
     class: "FailJob",
     error_class: "Error",
     error_message: "one",
     retry_count: 0,
     failed_at_class: "Float",
-    backtrace_lines: 5,
     dead_before: [j3, j4].sort(),
     retry_after: 0,
     dead_after: [j2],
