@@ -199,6 +199,61 @@ describe("stopping and errors", () => {
     );
     assert.deepEqual(seen, ["job failed"]);
   });
+
+  test("synchronous middleware, throws and thenables: invoke always answers with a promise", async () => {
+    // A throw before any promise (a plain function, a constructor, the job itself) rejects the invoke
+    // rather than escaping it, with the value thrown.
+    const thrower = () => {
+      throw new Error("sync boom");
+    };
+    const invoked = new Chain<Args>().add(thrower).invoke([[]], async () => {});
+    assert.ok(invoked instanceof Promise);
+    await assert.rejects(invoked, /sync boom/);
+    await assert.rejects(
+      new Chain<Args>().invoke([[]], () => {
+        throw new Error("job threw at once");
+      }),
+      /job threw at once/,
+    );
+    class Refuses {
+      constructor() {
+        throw new Error("constructor refused");
+      }
+      call(): void {}
+    }
+    await assert.rejects(new Chain<Args>().add(Refuses).invoke([[]], async () => {}), /constructor refused/);
+    const throwsText = () => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what a careless middleware does
+      throw "not an Error";
+    };
+    await assert.rejects(new Chain<Args>().add(throwsText).invoke([[]], async () => {}), (thrown) => {
+      assert.equal(thrown, "not an Error");
+      return true;
+    });
+
+    // A synchronous middleware that returns next()'s promise, and one returning a foreign thenable:
+    // the chain waits for the job through both.
+    const order: string[] = [];
+    const passOn = (log: string[], next: Next) => {
+      log.push("sync>");
+      return next();
+    };
+    const thenable = (log: string[], next: Next) => ({
+      then(resolve: () => void, reject: (e: unknown) => void) {
+        log.push("thenable>");
+        next().then(resolve, reject);
+      },
+    });
+    const ran = await new Chain<Args>()
+      .add(passOn)
+      .add(thenable)
+      .invoke([order], async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        order.push("job");
+      });
+    assert.equal(ran, true);
+    assert.deepEqual(order, ["sync>", "thenable>", "job"]);
+  });
 });
 
 describe("client chain", () => {
