@@ -221,15 +221,21 @@ describe("stopping and errors", () => {
       }
       call(): void {}
     }
-    await assert.rejects(new Chain<Args>().add(Refuses).invoke([[]], async () => {}), /constructor refused/);
+    await assert.rejects(
+      new Chain<Args>().add(Refuses).invoke([[]], async () => {}),
+      /constructor refused/,
+    );
     const throwsText = () => {
       // eslint-disable-next-line @typescript-eslint/only-throw-error -- what a careless middleware does
       throw "not an Error";
     };
-    await assert.rejects(new Chain<Args>().add(throwsText).invoke([[]], async () => {}), (thrown) => {
-      assert.equal(thrown, "not an Error");
-      return true;
-    });
+    await assert.rejects(
+      new Chain<Args>().add(throwsText).invoke([[]], async () => {}),
+      (thrown) => {
+        assert.equal(thrown, "not an Error");
+        return true;
+      },
+    );
 
     // A synchronous middleware that returns next()'s promise, and one returning a foreign thenable:
     // the chain waits for the job through both.
