@@ -1,6 +1,7 @@
 // A node:test reporter: at the end of a run, the slowest test files (their top-level tests' time
 // summed, seconds) and the slowest single tests, so the suite's time can be spent where it counts.
-// With TSQ_TEST_DURATIONS=<path>, every file's seconds are also written there as JSON.
+// With TSQ_TEST_DURATIONS=<path>, every file's seconds are also written there as JSON, keyed like
+// "test/cli/tsqctl-top.test": test/durations.json in that form orders the next runs, longest first.
 import { writeFileSync } from "node:fs";
 import { relative } from "node:path";
 
@@ -27,5 +28,8 @@ export default async function* durations(source) {
   for (const { file, name, ms } of tests.sort((a, b) => b.ms - a.ms).slice(0, SHOWN))
     yield `${seconds(ms)} s  ${file}: ${name.slice(0, 100)}\n`;
   if (process.env.TSQ_TEST_DURATIONS)
-    writeFileSync(process.env.TSQ_TEST_DURATIONS, JSON.stringify(Object.fromEntries(byFile), null, 1));
+    writeFileSync(
+      process.env.TSQ_TEST_DURATIONS,
+      `${JSON.stringify(Object.fromEntries(byFile.map(([file, ms]) => [file.replace(/^dist\//, "").replace(/\.js$/, ""), Math.round(ms / 100) / 10])), null, 2)}\n`,
+    );
 }
