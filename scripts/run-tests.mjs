@@ -1,7 +1,8 @@
 // Runs every compiled test file with Node's built-in test runner. Each file runs in its own process
 // with its own private redis-server, so several files can run at once.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, dirname, relative } from "node:path";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { spawnSync } from "node:child_process";
 import { availableParallelism } from "node:os";
@@ -42,6 +43,11 @@ files.sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b));
 // Files at once: most files wait on timers, Redis and child processes far more than they compute (a
 // whole run keeps 2 cores about half busy at 4 files at once), so three per core, 4 to 8 in all.
 const concurrency = process.env.TSQ_TEST_CONCURRENCY ?? String(Math.min(Math.max(availableParallelism() * 3, 4), 8));
+// Seconds a file's process may live on after its last test: its `after` hooks stop workers and Redis.
+// Longer means something the tests started was left running (see scripts/test-durations.mjs).
+const LINGER_LIMIT_S = Number(process.env.TSQ_TEST_LINGER_LIMIT ?? 10);
+const reportDir = mkdtempSync(join(tmpdir(), "tsq-test-report-"));
+const reportFile = join(reportDir, "report.json");
 const result = spawnSync(
   process.execPath,
   [
@@ -54,6 +60,24 @@ const result = spawnSync(
     "--test-reporter-destination=stderr",
     ...files,
   ],
-  { stdio: "inherit", cwd: root },
+  { stdio: "inherit", cwd: root, env: { ...process.env, TSQ_TEST_REPORT: reportFile } },
 );
+let lingered = [];
+try {
+  const report = JSON.parse(readFileSync(reportFile, "utf8"));
+  lingered = Object.entries(report.lingered).sort((a, b) => b[1] - a[1]);
+} catch {
+  // No report: the run itself failed to start or was killed; its status says so.
+}
+rmSync(reportDir, { recursive: true, force: true });
+const leaks = lingered.filter(([, s]) => s > LINGER_LIMIT_S);
+for (const [file, s] of lingered.filter(([, s]) => s > 2).slice(0, 12))
+  console.error(`${s.toFixed(1).padStart(7)} s after its last test: ${file}`);
+if (leaks.length > 0) {
+  console.error(
+    `\n${leaks.length} test file(s) stayed alive more than ${LINGER_LIMIT_S} s after their last test: a worker, ` +
+      "timer, socket or child process was left running. Stop it in the test's cleanup (t.after) or unref it.",
+  );
+  process.exit(result.status || 1);
+}
 process.exit(result.status ?? 1);

@@ -8,6 +8,7 @@
  * kept to the millisecond, and an alarm fires at most once however many jobs share it.
  */
 import { sleep } from "../platform/util/sleep.js";
+import { SYSTEM_CLOCK, type Clock } from "../platform/util/clock.js";
 
 /** Distinct due times kept; 10,000 numbers are about 400 KB of Set. */
 const MAX_ALARMS = 10_000;
@@ -20,10 +21,11 @@ export class DueAlarms {
   private readonly times = new Set<number>();
   /** Ends the Poller's current wait early; set while it waits. */
   private wake: (() => void) | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  /** Cancels the timer armed for the earliest alarm. */
+  private cancelTimer: (() => void) | undefined;
   private armedFor = Infinity;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly clock: Clock = SYSTEM_CLOCK) {}
 
   /** A job is due at `atSeconds` (epoch seconds): poll then. Past times poll at once. */
   add(atSeconds: number): void {
@@ -46,7 +48,7 @@ export class DueAlarms {
     const both = AbortSignal.any([signal, cut.signal]);
     this.wake = () => cut.abort();
     try {
-      if (!this.dueNow()) await sleep(ms, both);
+      if (!this.dueNow()) await sleep(ms, both, this.clock);
     } finally {
       this.wake = undefined;
       this.spend();
@@ -56,19 +58,19 @@ export class DueAlarms {
   /** Forgets every alarm and its timer (the worker stops). */
   clear(): void {
     this.times.clear();
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.armedFor = Infinity;
   }
 
   private dueNow(): boolean {
-    const now = this.now();
+    const now = this.clock.now();
     for (const at of this.times) if (at <= now) return true;
     return false;
   }
 
   private spend(): void {
-    const now = this.now();
+    const now = this.clock.now();
     for (const at of this.times) if (at <= now) this.times.delete(at);
     this.arm();
   }
@@ -78,18 +80,20 @@ export class DueAlarms {
     let earliest = Infinity;
     for (const at of this.times) if (at < earliest) earliest = at;
     if (earliest === this.armedFor) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     this.armedFor = earliest;
     if (earliest === Infinity) return;
-    // setTimeout takes at most 2^31-1 ms (24.8 days); a later alarm re-arms when this one fires.
-    const delay = Math.min(Math.max(earliest - this.now(), 0), 2 ** 31 - 1);
-    // Mid-poll (no wait to end), the next sleep() finds the alarm due and returns at once.
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.armedFor = Infinity;
-      this.wake?.();
-    }, delay);
-    this.timer.unref();
+    // Mid-poll (no wait to end), the next sleep() finds the alarm due and returns at once. A timer
+    // capped short of a far alarm (the system clock's 24.8 days) fires early and this re-arms.
+    this.cancelTimer = this.clock.after(
+      earliest - this.clock.now(),
+      () => {
+        this.cancelTimer = undefined;
+        this.armedFor = Infinity;
+        this.wake?.();
+      },
+      true,
+    );
   }
 }

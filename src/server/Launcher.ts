@@ -36,6 +36,7 @@ import { recoverIdentity, sweepOrphans } from "./fetch/recovery.js";
 import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
 import { registerReliable } from "./fetch/registration.js";
 import { Chain } from "../platform/Chain.js";
+import { SYSTEM_CLOCK, type Clock } from "../platform/util/clock.js";
 import { lockHooks, type JobFactory, type ServerMiddlewareArgs } from "./context.js";
 import { serverHooksOf, type Plugin, type Service } from "./plugin.js";
 
@@ -61,6 +62,8 @@ export interface LauncherHooks {
   ownsDefaultClient?: boolean;
   /** This worker's own middleware, death handlers and lifecycle handlers; default: the process's (configureServer). */
   serverConfig?: RegisteredServerConfig;
+  /** Time for the roles that run on it (poller, cron, leader); default: the system clock. Tests drive one by hand. */
+  clock?: Clock;
 }
 
 export class Launcher {
@@ -125,7 +128,8 @@ export class Launcher {
       locks: lockHooks(redis, []),
       events: new EventEmitter<JobEvents>(),
       timestampFormat: options.sidekiqVersion === 8 ? "milliseconds" : "seconds",
-      alarms: new DueAlarms(),
+      clock: hooks.clock ?? SYSTEM_CLOCK,
+      alarms: new DueAlarms(hooks.clock),
       ...(hooks.jobFactory ? { jobFactory: hooks.jobFactory } : {}),
     };
     // Plug-ins first, in list order, then what the app registered (configureServer), copied: the

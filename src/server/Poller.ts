@@ -14,7 +14,7 @@
  */
 import { POLLED_SETS, PROCESSES, PROCESS_CLEANUP } from "../wire/keys.js";
 import { parsePayload } from "../wire/payload.js";
-import { formatSeconds, nowSeconds } from "../wire/timestamps.js";
+import { formatSeconds } from "../wire/timestamps.js";
 import { EnqueueError } from "../wire/errors.js";
 import { ProblemLog } from "../platform/redis/errors.js";
 import type { ServerContext } from "./context.js";
@@ -64,10 +64,11 @@ export class Poller {
   private async enqueueInBatches(set: string): Promise<number> {
     let moved = 0;
     while (!this.stopController.signal.aborted) {
-      const enqueuedAt = this.ctx.timestampFormat === "milliseconds" ? String(Date.now()) : formatSeconds(nowSeconds());
+      const now = this.ctx.clock.now();
+      const enqueuedAt = this.ctx.timestampFormat === "milliseconds" ? String(now) : formatSeconds(now / 1000);
       const { moved: count, forClient } = await enqueueDue(this.ctx.redis, {
         set,
-        nowSeconds: formatSeconds(nowSeconds()),
+        nowSeconds: formatSeconds(now / 1000),
         limit: BATCH,
         enqueuedAt,
       });
@@ -82,7 +83,7 @@ export class Poller {
   private async enqueueOneByOne(set: string): Promise<number> {
     let moved = 0;
     while (!this.stopController.signal.aborted) {
-      const json = await this.ctx.redis.zpopbyscore(set, formatSeconds(nowSeconds()));
+      const json = await this.ctx.redis.zpopbyscore(set, formatSeconds(this.nowSeconds()));
       if (json === null) break;
       await this.push(json, set);
       moved++;
@@ -145,7 +146,7 @@ export class Poller {
       await this.ctx.client.push(parsePayload(json));
     } catch (error) {
       if (error instanceof EnqueueError) {
-        await this.ctx.redis.zadd(set, formatSeconds(nowSeconds()), json);
+        await this.ctx.redis.zadd(set, formatSeconds(this.nowSeconds()), json);
         throw error;
       }
       this.ctx.logger.error(
@@ -154,6 +155,10 @@ export class Poller {
       );
       await sendToMorgue(this.ctx.redis, json, this.ctx.options);
     }
+  }
+
+  private nowSeconds(): number {
+    return this.ctx.clock.now() / 1000;
   }
 
   private async guard(fn: () => Promise<unknown>): Promise<void> {

@@ -13,6 +13,7 @@ import type { Logger } from "../platform/logger.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import type { TimestampFormat } from "../wire/timestamps.js";
 import type { DueAlarms } from "./DueAlarms.js";
+import type { Clock } from "../platform/util/clock.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { JobInstance, Registry, RunnableClass } from "./Registry.js";
 import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
@@ -67,6 +68,8 @@ export interface ServerContext {
   readonly locks: LockHooks;
   readonly events: EventEmitter<JobEvents>;
   readonly timestampFormat: TimestampFormat;
+  /** Time for the roles that run on it (poller, cron scheduler, leader election); the system clock but in tests. */
+  readonly clock: Clock;
   /** Due times of jobs this process put in `schedule`: the Poller polls then (`alarms.add(epochSeconds)`). */
   readonly alarms: DueAlarms;
   /** Builds the instance a job runs on (dependency injection); default `new Class()`. */

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
-import { ROOT, TEST_JOBS, eventually } from "../helpers/tsqProcess.js";
+import { ROOT, TEST_JOBS, eventually, within } from "../helpers/tsqProcess.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
 import { BROKEN_JOBS_MESSAGE } from "../jobs/brokenJobsMessage.js";
 import { clusterKit } from "../helpers/clusterKit.js";
@@ -263,12 +263,7 @@ test("a job module that throws on load: the supervisor exits non-zero in seconds
   const cluster = startCluster(t, ["-r", BROKEN_JOBS, "--processes", "2", "-t", "2"]);
   const pid = cluster.child.pid!;
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const code = await Promise.race([
-    cluster.exited,
-    new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), 60_000))),
-  ]);
-  clearTimeout(timer);
+  const code = await within(cluster.exited, 60_000, "timeout" as const);
   const seconds = (performance.now() - started) / 1000;
   report(`broken module: supervisor exited ${code} after ${seconds.toFixed(1)} s`);
   assert.notEqual(code, "timeout", `still running after 60 s:\n${cluster.output().slice(-3000)}`);

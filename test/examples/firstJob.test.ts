@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
-import { ROOT } from "../helpers/tsqProcess.js";
+import { ROOT, within } from "../helpers/tsqProcess.js";
 import { PROCESSES } from "../../src/wire/keys.js";
 
 const handle = useRedis();
@@ -74,7 +74,7 @@ async function runsTheJob(args: string[]): Promise<void> {
       await new Promise((r) => setTimeout(r, 50));
     }
     worker.kill("SIGINT");
-    const end = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r("still running"), 60_000))]);
+    const end = await within(exited, 60_000, "still running");
     assert.ok(["0", "SIGINT", "130"].includes(end), `the worker did not stop on SIGINT (${end}): ${out}`);
   } finally {
     worker.kill("SIGKILL");

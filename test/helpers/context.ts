@@ -6,6 +6,7 @@ import { Registry, type RunnableClass } from "../../src/server/Registry.js";
 import { resetServerConfig } from "../../src/server/serverConfig.js";
 import type { QueueSpec, WorkerOptions } from "../../src/platform/config/options.js";
 import type { Plugin } from "../../src/server/plugin.js";
+import type { Clock } from "../../src/platform/util/clock.js";
 import { testOptions } from "./options.js";
 
 const launchers = new Set<Launcher>();
@@ -17,15 +18,21 @@ after(async () => {
 export function testLauncher(
   url: string,
   classes: RunnableClass[] = [],
-  overrides: Partial<WorkerOptions> & { concurrency?: number; queues?: QueueSpec[]; plugins?: Plugin[] } = {},
+  overrides: Partial<WorkerOptions> & {
+    concurrency?: number;
+    queues?: QueueSpec[];
+    plugins?: Plugin[];
+    clock?: Clock;
+  } = {},
 ): Launcher {
   const registry = new Registry();
   for (const klass of classes) registry.register(klass);
-  const { plugins, ...options } = overrides;
+  const { plugins, clock, ...options } = overrides;
   const launcher = new Launcher(testOptions(url, options), registry, {
     logger: pino({ level: "silent" }),
     ownsDefaultClient: true,
     ...(plugins ? { plugins } : {}),
+    ...(clock ? { clock } : {}),
   });
   launchers.add(launcher);
   return launcher;

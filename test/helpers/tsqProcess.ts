@@ -146,3 +146,17 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * `work`'s value, or `fallback` if it takes longer than `ms`. The timer is cleared either way, so a
+ * finished wait leaves nothing that keeps the test file's process alive.
+ */
+export async function within<T, F>(work: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -19,7 +19,7 @@ import { nowSeconds } from "../../src/wire/timestamps.js";
 import { FailJob } from "../jobs/testJobs.js";
 import { useRedis, type RedisHandle } from "../helpers/redis.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
-import { TEST_JOBS, eventually, startTsq, type TsqProcess } from "../helpers/tsqProcess.js";
+import { TEST_JOBS, eventually, startTsq, within, type TsqProcess } from "../helpers/tsqProcess.js";
 
 const redis = useRedis();
 
@@ -329,10 +329,7 @@ test("Process#quiet! from Ruby quiets tsq (no new jobs), then Process#stop! make
   });
   assert.deepEqual(stopped, { found: true });
   const stopSentAt = Date.now();
-  const code = await Promise.race([
-    tsq.exited,
-    new Promise<string>((resolve) => setTimeout(() => resolve("still running"), TWO_BEATS_MS)),
-  ]);
+  const code = await within(tsq.exited, TWO_BEATS_MS, "still running");
   assert.equal(code, 0, `tsq did not exit 0 after stop!; output:\n${tsq.output().slice(-3000)}`);
   t.diagnostic(`exited ${((Date.now() - stopSentAt) / 1000).toFixed(1)} s after stop!`);
   assert.ok(tsq.lines.some((line) => line.msg === "received remote signal" && line.signal === "TERM"));

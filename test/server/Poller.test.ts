@@ -5,6 +5,7 @@ import { useRedis } from "../helpers/redis.js";
 import { testLauncher } from "../helpers/context.js";
 import { Poller } from "../../src/server/Poller.js";
 import { Client } from "../../src/client/Client.js";
+import { ManualClock } from "../helpers/manualClock.js";
 
 const handle = useRedis();
 
@@ -63,6 +64,57 @@ test("a scheduled job pushed by the client runs once its time comes (performIn t
   while (ran.length === 0 && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(ran, ["soon"]);
   await launcher.stop();
+});
+
+test("on its clock: first poll 10-15 s after start, then every 2.5-7.5 s; a job moves within an interval of its time", async (t) => {
+  const clock = new ManualClock();
+  const t0 = clock.now() / 1000;
+  const ctx = testLauncher(handle.url, [], { clock }).ctx;
+  const poller = new Poller(ctx);
+  t.after(() => poller.stop());
+  const job = { class: "A", args: [], jid: "a".repeat(24), queue: "default", at: t0 + 30 };
+  await handle.redis.zadd("schedule", String(t0 + 30), JSON.stringify(job));
+  await handle.redis.sadd("processes", "gone:2:bbbbbbbbbbbb");
+  // One process and no pollIntervalAverage: Sidekiq's initial wait (10 + rand*5 s), then 2.5-7.5 s.
+  const settle = () => clock.waitForTimers(1);
+  poller.start();
+  await settle();
+  await clock.advance(9_900, settle);
+  assert.equal(await handle.redis.exists("process_cleanup"), 0, "no poll within the first 10 s");
+  await clock.advance(5_100, settle);
+  assert.equal(await handle.redis.exists("process_cleanup"), 1, "the first poll pruned processes by 15 s");
+  assert.deepEqual(await handle.redis.smembers("processes"), []);
+  await clock.advance(14_900 - 7_500, settle); // t0 + 22.4 s: the job due at 30 s still waits
+  assert.equal(await handle.redis.llen("queue:default"), 0, "not moved before its time");
+  await clock.advance(7_500 + 7_500, settle); // t0 + 37.4 s: at least one poll since 30 s
+  assert.equal(await handle.redis.llen("queue:default"), 1, "moved within one interval of its time");
+  await poller.stop();
+  assert.equal(clock.pending, 0, "no timer left after stop");
+});
+
+test("on its clock: an alarm (a durable sleep this process parked) polls at its time, however long the interval", async (t) => {
+  const clock = new ManualClock();
+  const t0 = clock.now() / 1000;
+  // A fixed average of an hour: ordinary polls 30-90 min apart, the first within 5 s.
+  const ctx = testLauncher(handle.url, [], { clock, pollIntervalAverage: 3600 }).ctx;
+  const poller = new Poller(ctx);
+  t.after(() => poller.stop());
+  const settle = () => clock.waitForTimers(1);
+  poller.start();
+  await settle();
+  await clock.advance(5_000, settle);
+  const jid = "c".repeat(24);
+  await handle.redis.zadd(
+    "schedule",
+    String(t0 + 100),
+    JSON.stringify({ class: "A", args: [], jid, queue: "default" }),
+  );
+  ctx.alarms.add(t0 + 100);
+  await clock.advance(94_900, settle);
+  assert.equal(await handle.redis.llen("queue:default"), 0, "not before its time");
+  await clock.advance(200, settle);
+  assert.equal(await handle.redis.llen("queue:default"), 1, "moved at its alarm, not at the next hourly poll");
+  assert.equal(ctx.alarms.size, 0, "the alarm is spent");
 });
 
 test("cleanupProcesses removes identities whose hash expired, at most once a minute (process_cleanup lock)", async () => {

@@ -13,7 +13,6 @@
  * - It sleeps until the next tick, at most 1 s, so leadership changes and stop are noticed promptly.
  */
 import { wireOptions, type JobClassLike } from "../../client/options.js";
-import { nowSeconds } from "../../wire/timestamps.js";
 import type { ServerContext } from "../../server/context.js";
 import { PassLoop } from "../../platform/util/PassLoop.js";
 import type { CronEntry } from "../../platform/config/cronEntry.js";
@@ -60,7 +59,7 @@ export class CronScheduler extends PassLoop {
     private readonly leader: LeaderView,
     private readonly timing: SchedulerTiming,
   ) {
-    super("periodic job pass", ctx.logger, () => MAX_SLEEP_MS);
+    super("periodic job pass", ctx.logger, () => MAX_SLEEP_MS, ctx.clock);
     this.store = new CronStore(ctx.redis);
   }
 
@@ -71,7 +70,7 @@ export class CronScheduler extends PassLoop {
       return MAX_SLEEP_MS;
     }
     this.tracked ??= await this.takeOver();
-    const now = Date.now() / 1000;
+    const now = this.ctx.clock.now() / 1000;
     let backlog = false;
     for (const schedule of this.tracked) {
       if (this.stopController.signal.aborted || !this.leader.isLeader()) break;
@@ -79,11 +78,11 @@ export class CronScheduler extends PassLoop {
     }
     const next = Math.min(...this.tracked.map((s) => s.next ?? Infinity));
     if (backlog) return 0;
-    return Math.max(0, Math.min(next * 1000 - Date.now() + WAKE_SLACK_MS, MAX_SLEEP_MS));
+    return Math.max(0, Math.min(next * 1000 - this.ctx.clock.now() + WAKE_SLACK_MS, MAX_SLEEP_MS));
   }
 
   private async takeOver(): Promise<Tracked[]> {
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(this.ctx.clock.now() / 1000);
     const synced = this.schedules.map((entry) => {
       const jobOptions = wireOptions(this.ctx.registry.get(entry.class)?.options);
       const queue = entry.queue ?? (typeof jobOptions.queue === "string" ? jobOptions.queue : undefined);
@@ -190,7 +189,7 @@ export class CronScheduler extends PassLoop {
     if (claim !== "push") return;
     const jid = job.jid;
     try {
-      await store.recordRun(entry.name, { jid, at: nowSeconds(), tick, nextRun: nextTick(times, tick) });
+      await store.recordRun(entry.name, { jid, at: ctx.clock.now() / 1000, tick, nextRun: nextTick(times, tick) });
       ctx.logger.debug({ schedule: entry.name, tick, jid }, "periodic job enqueued");
     } catch (error) {
       ctx.logger.warn(

@@ -17,7 +17,6 @@
  * (`ttl` seconds after the last confirmed SET or renewal), so a stalled process never acts as a
  * second leader for long; the per-tick claims (cron-claim-2.lua) make a brief overlap harmless.
  */
-import { performance } from "node:perf_hooks";
 import { LEADER } from "../../wire/keys.js";
 import type { ServerContext } from "../../server/context.js";
 import { ProblemLog } from "../../platform/redis/errors.js";
@@ -41,7 +40,7 @@ export class Leader {
   private wakeController = new AbortController();
   private loop: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
-  /** performance.now() ms until which the record is surely ours; 0 when following. */
+  /** Monotonic ms (the clock's) until which the record is surely ours; 0 when following. */
   private validUntil = 0;
 
   private readonly problems: ProblemLog;
@@ -65,7 +64,7 @@ export class Leader {
 
   /** True while this process holds `dear-leader` (as far as it can know). */
   isLeader(): boolean {
-    return performance.now() < this.validUntil;
+    return this.ctx.clock.monotonic() < this.validUntil;
   }
 
   /** Idempotent. Stops electing and steps down if leading. */
@@ -78,7 +77,7 @@ export class Leader {
   async elect(): Promise<number> {
     const { redis, identity } = this.ctx;
     const { ttl, renewInterval, checkInterval } = this.timing;
-    const sentAt = performance.now(); // the record expires no earlier than ttl after this
+    const sentAt = this.ctx.clock.monotonic(); // the record expires no earlier than ttl after this
     if (this.validUntil > 0) {
       if ((await redis.leaderRenew(LEADER, identity, ttl)) === 1) {
         this.validUntil = sentAt + ttl * 1000;
@@ -115,8 +114,8 @@ export class Leader {
       // A leader whose renewals keep failing drops out when its record may have expired.
       if (this.validUntil > 0 && !this.isLeader())
         this.setLeader(false, "could not renew the leader record in time; now a follower");
-      const ms = this.isLeader() ? Math.min(wait, this.validUntil - performance.now()) : wait;
-      await sleep(ms, AbortSignal.any([signal, this.wakeController.signal]));
+      const ms = this.isLeader() ? Math.min(wait, this.validUntil - this.ctx.clock.monotonic()) : wait;
+      await sleep(ms, AbortSignal.any([signal, this.wakeController.signal]), this.ctx.clock);
       if (this.wakeController.signal.aborted) this.wakeController = new AbortController();
     }
   }

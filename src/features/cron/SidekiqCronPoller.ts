@@ -36,14 +36,14 @@ export class SidekiqCronPoller extends PassLoop {
     /** Seconds between reads of the schedules when no tick is due sooner. */
     private readonly pollInterval: number,
   ) {
-    super("sidekiq-cron pass", ctx.logger, () => pollInterval * 1000);
+    super("sidekiq-cron pass", ctx.logger, () => pollInterval * 1000, ctx.clock);
     this.store = new SidekiqCronStore(ctx.redis);
   }
 
   /** One pass over every schedule; resolves to the milliseconds until the next one is due. */
   override async pass(): Promise<number> {
     const schedules = await this.store.list();
-    const now = Date.now() / 1000;
+    const now = this.ctx.clock.now() / 1000;
     let wake = now + this.pollInterval;
     for (const schedule of schedules) {
       if (this.stopController.signal.aborted) break;
@@ -52,7 +52,7 @@ export class SidekiqCronPoller extends PassLoop {
       if (schedule.enabled) await this.consider(schedule, times, now);
       wake = Math.min(wake, nextDueAt(times, now) ?? wake);
     }
-    return Math.max(0, (wake - Date.now() / 1000) * 1000 + WAKE_SLACK_MS);
+    return Math.max(0, (wake - this.ctx.clock.now() / 1000) * 1000 + WAKE_SLACK_MS);
   }
 
   /** Steps 2–5 for one enabled schedule; an error is logged and the others go on (as sidekiq-cron does). */
@@ -65,7 +65,7 @@ export class SidekiqCronPoller extends PassLoop {
     if (schedule.lastEnqueueTime !== undefined && Math.floor(schedule.lastEnqueueTime) > tick + 1) return;
     try {
       if (!(await this.store.claim(schedule.name, tick))) return;
-      const pushedAt = Date.now() / 1000;
+      const pushedAt = this.ctx.clock.now() / 1000;
       const jid = await pushSidekiqCron(schedule, this.ctx.client, this.ctx.registry, pushedAt);
       await this.store.recordEnqueue(schedule.name, jid, pushedAt);
       this.ctx.logger.debug({ schedule: schedule.name, tick, jid }, "sidekiq-cron job enqueued");

@@ -6,6 +6,7 @@
 import type { Logger } from "../logger.js";
 import { ProblemLog } from "../redis/errors.js";
 import { sleep } from "./sleep.js";
+import type { Clock } from "./clock.js";
 
 export abstract class PassLoop {
   protected readonly stopController = new AbortController();
@@ -15,11 +16,13 @@ export abstract class PassLoop {
   /**
    * @param what       the activity, for logs ("periodic job pass")
    * @param fallbackMs ms to wait after a failed pass
+   * @param clock      whose time the waits between passes take
    */
   constructor(
     what: string,
     logger: Logger,
     private readonly fallbackMs: () => number,
+    private readonly clock: Clock,
   ) {
     this.problems = new ProblemLog(what, logger);
   }
@@ -49,7 +52,7 @@ export abstract class PassLoop {
         if (signal.aborted) return;
         this.problems.failed(error, "retrying");
       }
-      await sleep(wait, signal);
+      await sleep(wait, signal, this.clock);
     }
   }
 }

@@ -3,13 +3,15 @@
  * quiet/stop, and no timer keeps the process alive after stop.
  */
 
-/** Resolves after `ms` milliseconds, or at once when `signal` aborts. Never rejects. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+import { SYSTEM_CLOCK, type Clock } from "./clock.js";
+
+/** Resolves after `ms` milliseconds of `clock`, or at once when `signal` aborts. Never rejects. */
+export function sleep(ms: number, signal?: AbortSignal, clock: Clock = SYSTEM_CLOCK): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
+    const cancel = clock.after(ms, done);
     function done(): void {
-      clearTimeout(timer);
+      cancel();
       signal?.removeEventListener("abort", done);
       resolve();
     }

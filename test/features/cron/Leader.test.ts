@@ -10,6 +10,7 @@ import type { ServerContext } from "../../../src/server/context.js";
 import { useRedis } from "../../helpers/redis.js";
 import { testLauncher } from "../../helpers/context.js";
 import { eventually } from "../../helpers/tsqProcess.js";
+import { ManualClock } from "../../helpers/manualClock.js";
 
 const handle = useRedis();
 const FAST: LeaderTiming = { ttl: 2, renewInterval: 0.5, checkInterval: 1 };
@@ -18,9 +19,10 @@ function leaders(
   n: number,
   timing = FAST,
   t?: { after(fn: () => Promise<void>): void },
+  clock?: ManualClock,
 ): { leader: Leader; ctx: ServerContext }[] {
   return Array.from({ length: n }, () => {
-    const ctx = testLauncher(handle.url).ctx;
+    const ctx = testLauncher(handle.url, [], clock ? { clock } : {}).ctx;
     const leader = new Leader(ctx, timing);
     t?.after(() => leader.stop());
     return { leader, ctx };
@@ -28,7 +30,8 @@ function leaders(
 }
 
 test("exactly one of three processes is elected, and dear-leader holds its identity", async (t) => {
-  const all = leaders(3, FAST, t);
+  const clock = new ManualClock();
+  const all = leaders(3, FAST, t, clock);
   for (const { leader } of all) leader.start();
   const elected = await eventually(
     async () => {
@@ -41,8 +44,9 @@ test("exactly one of three processes is elected, and dear-leader holds its ident
   assert.equal(await handle.redis.get("dear-leader"), elected.ctx.identity);
   const ttl = await handle.redis.ttl("dear-leader");
   assert.ok(ttl > 0 && ttl <= FAST.ttl, `dear-leader has a TTL of at most ${FAST.ttl} s, got ${ttl}`);
-  // Renewals keep it: after several TTLs the same process still leads, and only it.
-  await new Promise((r) => setTimeout(r, FAST.ttl * 1000 * 2));
+  // Renewals keep it: after several TTLs of the leaders' clock the same process still leads, and only it.
+  await clock.waitForTimers(3);
+  await clock.advance(FAST.ttl * 1000 * 3, () => clock.waitForTimers(3));
   assert.deepEqual(
     all.map((p) => p.leader.isLeader()),
     all.map((p) => p === elected),
@@ -87,6 +91,22 @@ test("renewal only extends our own record: a leader whose record was taken steps
     "other:2:abcdefabcdef",
     "stop did not delete another process's record",
   );
+});
+
+test("a leader that cannot renew stops calling itself leader when its record may have expired, not before", async (t) => {
+  const clock = new ManualClock();
+  const [only] = leaders(1, FAST, t, clock);
+  only!.leader.start();
+  await eventually(async () => only!.leader.isLeader(), 5000, "elected");
+  await clock.waitForTimers(1);
+  only!.ctx.redis.disconnect(); // every renewal from now on fails
+  // Renewals fail every 0.5 s; the record was last confirmed at clock 0 and lives FAST.ttl (2 s).
+  await clock.advance(FAST.ttl * 1000 - 100, () => clock.waitForTimers(1));
+  assert.equal(only!.leader.isLeader(), true, "within the record's TTL it may still lead");
+  await clock.advance(100, () => clock.waitForTimers(1));
+  assert.equal(only!.leader.isLeader(), false, "once the record may have expired it does not");
+  await clock.advance(5000, () => clock.waitForTimers(1));
+  assert.equal(only!.leader.isLeader(), false, "and it stays a follower while Redis is away");
 });
 
 test("stop before start, and start after stop, do nothing", async () => {
