@@ -53,11 +53,23 @@ test("a down shard: push fails naming it within 10 s, stats marks it", async (t)
       `  frozen: { url: "redis://:s3cret@127.0.0.1:${stoppedPort}/0", queues: [fq] }\n`,
   );
 
-  for (const [shard, queue, port] of [
-    ["gone", "gq", nothing],
-    ["frozen", "fq", stoppedPort],
+  await redis.redis.incrby("stat:processed", 7);
+  await redis.redis.lpush("queue:alive", JSON.stringify({ class: "X", args: [], jid: "j1", queue: "alive" }));
+  await redis.redis.sadd("queues", "alive");
+  // Every command at once: each waits out the down shards' deadline, and none changes anything.
+  const [pushGone, pushFrozen, stats, text, queues, queuesJson] = await Promise.all([
+    tsqctl(["-C", config, "push", "X", "-q", "gq"]),
+    tsqctl(["-C", config, "push", "X", "-q", "fq"]),
+    tsqctl(["-C", config, "stats", "--json"]),
+    tsqctl(["-C", config, "stats"]),
+    tsqctl(["-C", config, "queues"]),
+    tsqctl(["-C", config, "queues", "--json"]),
+  ]);
+
+  for (const [push, shard, port] of [
+    [pushGone, "gone", nothing],
+    [pushFrozen, "frozen", stoppedPort],
   ] as const) {
-    const push = await tsqctl(["-C", config, "push", "X", "-q", queue]);
     assert.equal(push.code, 1, `push to ${shard}: ${push.err}`);
     assert.match(
       push.err,
@@ -67,28 +79,21 @@ test("a down shard: push fails naming it within 10 s, stats marks it", async (t)
     assert.ok(push.ms < 25_000, `push to ${shard} took ${push.ms.toFixed(0)} ms`);
   }
 
-  await redis.redis.incrby("stat:processed", 7);
-  const stats = await tsqctl(["-C", config, "stats", "--json"]);
   assert.equal(stats.code, 0, stats.err);
   const json = JSON.parse(stats.out) as { processed: number; unreachable_shards?: Record<string, string> };
   assert.equal(json.processed, 7, "the healthy shard's figures");
   assert.deepEqual(Object.keys(json.unreachable_shards ?? {}).sort(), ["frozen", "gone"]);
   assert.ok(!stats.err.includes("s3cret") && !stats.out.includes("s3cret"));
-  const text = await tsqctl(["-C", config, "stats"]);
   assert.match(text.out, /frozen\s+unreachable/);
   assert.match(text.out, /gone\s+unreachable/);
 
   // queues: the healthy shard's queues listed, each down shard marked, not a failure of the whole.
-  await redis.redis.lpush("queue:alive", JSON.stringify({ class: "X", args: [], jid: "j1", queue: "alive" }));
-  await redis.redis.sadd("queues", "alive");
-  const queues = await tsqctl(["-C", config, "queues"]);
   assert.equal(queues.code, 0, queues.err);
   assert.match(queues.out, /^alive\s+1\s/m, "the healthy shard's queue");
   assert.match(queues.out, /shard "frozen": unreachable/);
   assert.match(queues.out, /shard "gone": unreachable/);
   assert.match(queues.err, /shard "gone"/);
   assert.ok(!queues.out.includes("s3cret") && !queues.err.includes("s3cret"));
-  const queuesJson = await tsqctl(["-C", config, "queues", "--json"]);
   assert.equal(queuesJson.code, 0, queuesJson.err);
   const listed = JSON.parse(queuesJson.out) as { name: string; shard: string }[];
   assert.deepEqual(

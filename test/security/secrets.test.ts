@@ -14,6 +14,7 @@ import { freePort, startRedisServer } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS } from "../helpers/tsqProcess.js";
 import { scratchDir } from "../helpers/fixtures.js";
 import { connect, type TsqRedis } from "../../src/platform/redis/connection.js";
+import { main } from "../../src/cli/tsqctl.js";
 
 // Characters that must be percent-encoded in a URL, so both forms are searched for.
 const RIGHT = "Rt:s3cr@t/9f";
@@ -140,6 +141,28 @@ const TSQCTL = [
 /** The option is parsed once, before any command: its other spellings are run with these commands. */
 const SPELLED = [["stats"], ["push", "RecordJob", "[1]"]];
 
+/**
+ * Runs `work` with everything this process writes to its own stdout and stderr also collected (an
+ * ioredis "unhandled error event", a warning): output that bypasses tsqctl's own streams is searched too.
+ */
+async function collectingProcessOutput(work: () => Promise<void>): Promise<string> {
+  let text = "";
+  const streams = [process.stdout, process.stderr];
+  const originals = streams.map((stream) => stream.write.bind(stream));
+  streams.forEach((stream, i) => {
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      text += String(chunk);
+      return (originals[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof stream.write;
+  });
+  try {
+    await work();
+  } finally {
+    streams.forEach((stream, i) => (stream.write = originals[i] as typeof stream.write));
+  }
+  return text;
+}
+
 test("tsqctl: every command, right, wrong, down and malformed; the option before, after and as --redis_url=", async () => {
   const jobs: { which: string; label: string; args: string[] }[] = [];
   for (const which of Object.keys(urls)) {
@@ -151,21 +174,40 @@ test("tsqctl: every command, right, wrong, down and malformed; the option before
       jobs.push({ which, label: `${command.join(" ")} --redis_url=`, args: [...command, `--redis_url=${url}`] });
     }
   }
-  // Six at a time (each is a Node process): a slow one does not hold the others back.
+  // Every combination through tsqctl's own entry point, in this process (a hundred Node processes would
+  // cost a minute of CPU); ten at a time, so a down Redis's wait does not hold the others back.
+  const inProcess = [...jobs];
   const next = async (): Promise<void> => {
-    for (let job = jobs.shift(); job; job = jobs.shift()) {
-      const result = await execa(process.execPath, [join(ROOT, "bin/tsqctl.js"), ...job.args], {
-        env: env({ REDIS_URL: urls[job.which]! }),
-        extendEnv: false,
-        reject: false,
-        all: true,
-        timeout: 30_000,
-      });
+    for (let job = inProcess.shift(); job; job = inProcess.shift()) {
+      let text = "";
+      const io = { out: (t: string) => void (text += t), err: (t: string) => void (text += t) };
+      const code = await main(job.args, { ...io, env: { REDIS_URL: urls[job.which]! } });
       // The label names the URL kind, never the URL (it holds the password).
-      record(`tsqctl ${job.which}: ${job.label}`, String(result.all));
+      record(`tsqctl ${job.which}: ${job.label} (exit ${code})`, text);
     }
   };
-  await Promise.all(Array.from({ length: 6 }, next));
+  record(
+    "this process's own output while tsqctl ran",
+    await collectingProcessOutput(() => Promise.all(Array.from({ length: 10 }, next)).then(() => undefined)),
+  );
+
+  // And as a process, for each kind of URL: what Node itself prints (an uncaught error) counts too.
+  const asProcess = jobs.filter((job) => job.label === "stats" || job.label === "push RecordJob [1]");
+  assert.equal(asProcess.length, 2 * Object.keys(urls).length);
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let job = asProcess.shift(); job; job = asProcess.shift()) {
+        const result = await execa(process.execPath, [join(ROOT, "bin/tsqctl.js"), ...job.args], {
+          env: env({ REDIS_URL: urls[job.which]! }),
+          extendEnv: false,
+          reject: false,
+          all: true,
+          timeout: 30_000,
+        });
+        record(`tsqctl process ${job.which}: ${job.label}`, String(result.all));
+      }
+    }),
+  );
 });
 
 test("nothing tsq wrote to Redis holds a password", async () => {
