@@ -2,10 +2,9 @@
 // with its own private redis-server, so several files can run at once.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, dirname, relative } from "node:path";
-import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { spawnSync } from "node:child_process";
-import { availableParallelism } from "node:os";
+import { availableParallelism, cpus, tmpdir } from "node:os";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const testRoot = join(root, "dist/test");
@@ -19,6 +18,20 @@ function collect(dir) {
     if (statSync(path).isDirectory()) return collect(path);
     return name.endsWith(".test.js") ? [path] : [];
   });
+}
+
+/** Cores left idle by the rest of the machine, measured over half a second. */
+async function idleCores() {
+  const sample = () =>
+    cpus().map(({ times }) => ({ idle: times.idle, total: Object.values(times).reduce((x, y) => x + y, 0) }));
+  const before = sample();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const after = sample();
+  const idle = after.reduce(
+    (sum, cpu, i) => sum + (cpu.idle - before[i].idle) / Math.max(cpu.total - before[i].total, 1),
+    0,
+  );
+  return Math.min(idle, availableParallelism());
 }
 
 function readDurations() {
@@ -40,9 +53,12 @@ if (files.length === 0) {
 const durations = readDurations();
 const seconds = (file) => durations[relative(join(root, "dist"), file).replace(/\.js$/, "")] ?? Infinity;
 files.sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b));
-// Files at once: most files wait on timers, Redis and child processes far more than they compute (a
-// whole run keeps 2 cores about half busy at 4 files at once), so three per core, 4 to 8 in all.
-const concurrency = process.env.TSQ_TEST_CONCURRENCY ?? String(Math.min(Math.max(availableParallelism() * 3, 4), 8));
+// Files at once: most files wait on timers, Redis and child processes far more than they compute, so
+// three per idle core, 2 to 8 in all. Cores busy with other work count less: a loaded machine gets
+// fewer files at once rather than every file's timing squeezed.
+const concurrency =
+  process.env.TSQ_TEST_CONCURRENCY ?? String(Math.min(Math.max(Math.round(3 * (await idleCores())), 2), 8));
+console.error(`running ${files.length} test files, ${concurrency} at once`);
 // Seconds a file's process may live on after its last test: its `after` hooks stop workers and Redis.
 // Longer means something the tests started was left running (see scripts/test-durations.mjs).
 const LINGER_LIMIT_S = Number(process.env.TSQ_TEST_LINGER_LIMIT ?? 10);

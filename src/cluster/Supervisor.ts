@@ -17,7 +17,9 @@ import { join } from "node:path";
 import { CHILD_ENV, isFromChild, type ChildSpec, type ToChild } from "./ipc.js";
 import { HealthWatch } from "./HealthWatch.js";
 import {
+  newChild,
   newSlot,
+  noteFromChild,
   restartDelay,
   whenReady,
   type Child,
@@ -174,35 +176,15 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       this.batchDir === undefined ? undefined : join(this.batchDir, `child-${slot.plan.index}-${++this.forks}`);
     const spec: ChildSpec = { plan: slot.plan, options: this.options.worker, ...(batchFile ? { batchFile } : {}) };
     const worker = cluster.fork({ [CHILD_ENV]: JSON.stringify(spec) });
-    const child: Child = {
-      worker,
-      slot,
-      identity: undefined,
-      forkedAt: performance.now(),
-      readyAt: undefined,
-      retiring: undefined,
-      fatal: undefined,
-      batchFile,
-      lastBatch: "",
-    };
+    const child = newChild(worker, slot, batchFile);
     this.children.set(worker.id, child);
     slot.current = child;
     worker.on("message", (message: unknown) => {
       if (!isFromChild(message)) return;
-      if (message.type === "identity") {
-        child.identity = message.identity;
-        // A child forked just before a stop may have missed the TERM while loading its modules.
-        if (this.stopping) this.send(child, this.termMessage());
-      } else if (message.type === "ready") {
-        child.identity = message.identity;
-        child.readyAt = performance.now();
-        slot.bootFailures = 0;
-        this.emit("ready", child);
-      } else if (message.type === "fatal") {
-        child.fatal = message.message;
-      } else if (message.type === "started") {
-        child.lastBatch = message.batch;
-      }
+      const type = noteFromChild(child, message);
+      // A child forked just before a stop may have missed the TERM while loading its modules.
+      if (type === "identity" && this.stopping) this.send(child, this.termMessage());
+      if (type === "ready") this.emit("ready", child);
     });
     // A child that exits before the IPC channel is up still reports through cluster's "exit".
     worker.on("error", (error) => this.options.logger.warn({ err: error, child: slot.plan.index }, "IPC error"));

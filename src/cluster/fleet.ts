@@ -8,6 +8,7 @@ import type { Logger } from "../platform/logger.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import type { ChildPlan } from "./groups.js";
+import type { FromChild } from "./ipc.js";
 
 export type RestartReason = "crash" | "memory" | "hang" | "rolling" | "abandoned";
 
@@ -48,6 +49,42 @@ export interface Child {
   batchFile: string | undefined;
   /** The latest batch reported over IPC instead, by a child that could not open its batch file. */
   lastBatch: string;
+}
+
+/** A child just forked into `slot`, not yet heard from. */
+export function newChild(worker: Worker, slot: Slot, batchFile: string | undefined): Child {
+  return {
+    worker,
+    slot,
+    identity: undefined,
+    forkedAt: performance.now(),
+    readyAt: undefined,
+    retiring: undefined,
+    fatal: undefined,
+    batchFile,
+    lastBatch: "",
+  };
+}
+
+/** Records what a child reported over IPC on its record; returns the message's type. */
+export function noteFromChild(child: Child, message: FromChild): FromChild["type"] {
+  switch (message.type) {
+    case "identity":
+      child.identity = message.identity;
+      break;
+    case "ready":
+      child.identity = message.identity;
+      child.readyAt = performance.now();
+      child.slot.bootFailures = 0;
+      break;
+    case "fatal":
+      child.fatal = message.message;
+      break;
+    case "started":
+      child.lastBatch = message.batch;
+      break;
+  }
+  return message.type;
 }
 
 export interface Slot {

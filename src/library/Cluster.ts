@@ -19,7 +19,7 @@ import { ShardConnections } from "../platform/shards/ShardConnections.js";
 import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import { TsqError } from "../wire/errors.js";
-import { Supervisor, type Child, type RestartReason } from "../cluster/Supervisor.js";
+import { Supervisor, type RestartReason } from "../cluster/Supervisor.js";
 import { primaryUnavailable } from "../cluster/primary.js";
 import type { ChildPlan } from "../cluster/groups.js";
 import type { ClusterOptions } from "../options/clusterOptions.js";
@@ -27,25 +27,10 @@ import { startClusterMetrics, type MetricsHandle } from "../metrics/serve.js";
 import { clusterOptionsOf, type ClusterConfig } from "./clusterConfig.js";
 import { planCluster } from "./clusterPlan.js";
 import { startClusterWeb } from "./clusterWeb.js";
+import { childInfo, describeChild, type ChildExitInfo, type ChildInfo } from "./childInfo.js";
 
 export type { ClusterConfig } from "./clusterConfig.js";
-
-export interface ChildInfo {
-  /** The child's slot in the plan (0-based), kept by its replacements. */
-  index: number;
-  /** Its group's label (the group as given, or the queues without groups). */
-  group: string;
-  pid: number | undefined;
-  /** Its process identity in Redis, once it reported one. */
-  identity: string | undefined;
-  /** True once it wrote its first heartbeat. */
-  ready: boolean;
-}
-
-export interface ChildExitInfo extends ChildInfo {
-  code: number | null;
-  signal: string | null;
-}
+export type { ChildInfo, ChildExitInfo } from "./childInfo.js";
 
 export interface ClusterEvents {
   /** Every child has written its first heartbeat. */
@@ -290,24 +275,4 @@ export class Cluster extends EventEmitter<ClusterEvents> {
     this.resolveExitCode(code);
     this.emit("stopped");
   }
-}
-
-function childInfo(child: Child): ChildInfo {
-  return {
-    index: child.slot.plan.index,
-    group: child.slot.plan.groupLabel,
-    pid: child.worker.process.pid,
-    identity: child.identity,
-    ready: child.readyAt !== undefined,
-  };
-}
-
-function describeChild(c: ChildPlan): Record<string, unknown> {
-  return {
-    child: c.index,
-    group: c.groupLabel,
-    queues: c.queues,
-    concurrency: c.concurrency,
-    ...(c.concurrencyWhy === undefined ? {} : { concurrency_from: c.concurrencyWhy }),
-  };
 }

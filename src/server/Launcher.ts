@@ -16,10 +16,7 @@ import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { logger as rootLogger, type Logger } from "../platform/logger.js";
-import { connect, describeConnectionError, type TsqRedis } from "../platform/redis/connection.js";
-import { redisTarget } from "../platform/redis/reachable.js";
-import { explainTlsError } from "../platform/redis/tls.js";
-import { VERSION } from "../wire/version.js";
+import { connect, type TsqRedis } from "../platform/redis/connection.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import type { JobEvents, ServerContext } from "./context.js";
 import { newIdentity } from "./context.js";
@@ -29,7 +26,8 @@ import { Poller } from "./Poller.js";
 import { DueAlarms } from "./DueAlarms.js";
 import { ProcessState } from "./ProcessState.js";
 import { ExecutionTracker } from "../metrics/ExecutionTracker.js";
-import { queueMode } from "./fetch/queueOrder.js";
+import { watchConnection } from "./connectionWatch.js";
+import { processInfo } from "./processInfo.js";
 import type { Registry } from "./Registry.js";
 import { serverConfig, type LifecycleEvent, type RegisteredServerConfig } from "./serverConfig.js";
 import { recoverIdentity, sweepOrphans } from "./fetch/recovery.js";
@@ -95,7 +93,7 @@ export class Launcher {
       return conn;
     };
     const redis = open("tsq");
-    this.watchConnection(redis, hooks.logger ?? rootLogger());
+    watchConnection(redis, hooks.logger ?? rootLogger(), () => this.stopping !== undefined);
     const plugins = hooks.plugins ?? defaultPlugins<Plugin>();
     const client = new Client({
       redis,
@@ -147,7 +145,7 @@ export class Launcher {
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);
     this.heartbeat = new Heartbeat(this.ctx, {
-      info: this.info(),
+      info: processInfo(this.ctx, this.startedAt),
       concurrency: this.concurrency,
       isQuiet: () => this.quieted,
       onSignal: (signal) => (hooks.onRemoteSignal ? hooks.onRemoteSignal(signal) : this.defaultSignal(signal)),
@@ -303,37 +301,6 @@ export class Launcher {
     logger.info("bye");
   }
 
-  /**
-   * Logs a Redis outage once when it starts and once when it ends. Commands wait for the reconnect
-   * (ioredis retries with back-off, 50 ms growing to 2 s), so work resumes without a restart.
-   */
-  private watchConnection(redis: TsqRedis, logger: Logger): void {
-    let downSince: number | undefined;
-    let everReady = false;
-    let reason = "no answer";
-    // A TLS problem is explained once by the connection itself (connection.ts): only pointed at here.
-    redis.on(
-      "error",
-      (error: unknown) =>
-        (reason =
-          explainTlsError(error) === undefined ? describeConnectionError(error) : "TLS handshake failed (see above)"),
-    );
-    redis.on("close", () => {
-      if (downSince !== undefined || this.stopping) return;
-      downSince = performance.now();
-      // A first connection that never succeeded was not "lost": say where and why.
-      if (everReady) logger.error("Redis connection lost; retrying with back-off, jobs in flight are kept");
-      else logger.error(`cannot reach Redis at ${redisTarget(redis)}: ${reason}; retrying with back-off`);
-    });
-    redis.on("ready", () => {
-      everReady = true;
-      if (downSince === undefined) return;
-      const seconds = Math.round((performance.now() - downSince) / 100) / 10;
-      downSince = undefined;
-      logger.info({ outage_s: seconds }, "Redis connection restored; resuming");
-    });
-  }
-
   private defaultSignal(signal: RemoteSignal): void {
     if (signal === "TSTP") void this.quiet();
     else if (signal === "TERM") void this.stop();
@@ -350,31 +317,5 @@ export class Launcher {
         this.ctx.logger.error({ err: error, event }, "lifecycle handler raised");
       }
     }
-  }
-
-  /** The process record's `info`, with the fields every Sidekiq version's UI reads (see keys.ts). */
-  private info(): Record<string, unknown> {
-    const { options, hostname, identity } = this.ctx;
-    const weights = options.capsules.map((c) => Object.fromEntries(c.queues.map((q) => [q.name, q.weight])));
-    const capsules = Object.fromEntries(
-      options.capsules.map((c, i) => [
-        c.name,
-        { concurrency: c.concurrency, mode: queueMode(c.queues), weights: weights[i] },
-      ]),
-    );
-    return {
-      hostname,
-      started_at: this.startedAt,
-      pid: process.pid,
-      tag: options.tag,
-      concurrency: this.concurrency,
-      queues: [...new Set(options.capsules.flatMap((c) => c.queues.map((q) => q.name)))],
-      weights,
-      capsules,
-      labels: options.labels,
-      identity,
-      version: `tsq ${VERSION}`,
-      embedded: false,
-    };
   }
 }

@@ -10,12 +10,11 @@
 import { randomInt } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { CapsuleConfig } from "../platform/config/options.js";
-import { pausedQueuesFor, type PausedQueues } from "./fetch/PausedQueues.js";
+import type { PausedQueues } from "./fetch/PausedQueues.js";
 import { ProblemLog } from "../platform/redis/errors.js";
-import { Unblocker } from "../platform/redis/Unblocker.js";
+import type { Unblocker } from "../platform/redis/Unblocker.js";
 import { deferred, settlesWithin, sleep } from "../platform/util/sleep.js";
-import { BasicFetch } from "./fetch/BasicFetch.js";
-import { ReliableFetch } from "./fetch/ReliableFetch.js";
+import { capsuleFetcher, type CapsuleFetcher } from "./fetch/capsuleFetcher.js";
 import type { ServerContext } from "./context.js";
 import { Processor, type Slot } from "./Processor.js";
 import { describeBatch } from "./ProcessState.js";
@@ -39,33 +38,6 @@ interface Lane {
 /** Sidekiq-style thread ids: short base-36 strings, unique within the process. */
 function newTid(): string {
   return randomInt(36 ** 5).toString(36);
-}
-
-interface Made {
-  fetcher: Fetcher;
-  unblocker: Unblocker | undefined;
-  paused: PausedQueues | undefined;
-}
-
-function newFetcher(ctx: ServerContext, capsule: CapsuleConfig): Made {
-  const blocking = ctx.connect(`tsq-fetch-${capsule.name}`, true);
-  const { fetch, fetchTimeout } = ctx.options;
-  const paused = pausedQueuesFor(ctx, ctx.redis, ctx.logger);
-  const fetcher =
-    fetch === "reliable"
-      ? new ReliableFetch(
-          ctx.redis,
-          blocking,
-          ctx.identity,
-          capsule.queues,
-          fetchTimeout,
-          ctx.logger,
-          paused,
-          // One job at a time: a job fetched ahead would only wait behind it, away from other processes.
-          capsule.concurrency > 1 ? capsule.concurrency : 0,
-        )
-      : new BasicFetch(ctx.redis, blocking, capsule.queues, fetchTimeout, paused);
-  return { fetcher, unblocker: new Unblocker(blocking, ctx.redis), paused };
 }
 
 /** Tries to unblock a stopping fetch this many times, UNBLOCK_PAUSE_MS apart (a fetch sent, not yet waiting). */
@@ -98,7 +70,9 @@ export class Manager {
     fetcher?: Fetcher,
   ) {
     this.capsule = capsule;
-    const made: Made = fetcher ? { fetcher, unblocker: undefined, paused: undefined } : newFetcher(ctx, capsule);
+    const made: CapsuleFetcher = fetcher
+      ? { fetcher, unblocker: undefined, paused: undefined }
+      : capsuleFetcher(ctx, capsule);
     this.fetcher = made.fetcher;
     this.unblocker = made.unblocker;
     this.paused = made.paused;

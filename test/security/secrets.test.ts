@@ -153,7 +153,7 @@ async function collectingProcessOutput(work: () => Promise<void>): Promise<strin
     stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
       text += String(chunk);
       return (originals[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof stream.write;
+    });
   });
   try {
     await work();
