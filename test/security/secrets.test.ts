@@ -150,10 +150,10 @@ async function collectingProcessOutput(work: () => Promise<void>): Promise<strin
   const streams = [process.stdout, process.stderr];
   const originals = streams.map((stream) => stream.write.bind(stream));
   streams.forEach((stream, i) => {
-    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    stream.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
       text += String(chunk);
       return (originals[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
-    });
+    };
   });
   try {
     await work();
