@@ -54,10 +54,10 @@ const durations = readDurations();
 const seconds = (file) => durations[relative(join(root, "dist"), file).replace(/\.js$/, "")] ?? Infinity;
 files.sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b));
 // Files at once: most files wait on timers, Redis and child processes far more than they compute, so
-// three per idle core, 2 to 8 in all. Cores busy with other work count less: a loaded machine gets
+// four per idle core, 2 to 8 in all. Cores busy with other work count less: a loaded machine gets
 // fewer files at once rather than every file's timing squeezed.
 const concurrency =
-  process.env.TSQ_TEST_CONCURRENCY ?? String(Math.min(Math.max(Math.round(3 * (await idleCores())), 2), 8));
+  process.env.TSQ_TEST_CONCURRENCY ?? String(Math.min(Math.max(Math.round(4 * (await idleCores())), 2), 8));
 console.error(`running ${files.length} test files, ${concurrency} at once`);
 // Seconds a file's process may live on after its last test: its `after` hooks stop workers and Redis.
 // Longer means something the tests started was left running (see scripts/test-durations.mjs).
