@@ -31,7 +31,16 @@ test("a child with --max-abandoned 2 abandoned jobs still running is replaced; o
   assert.equal(line.pid, childPid, "the line names the child");
   assert.equal(line.abandoned, 2);
   assert.equal(line.limit, 2);
-  const after = await waitForChildren(pid, 1, 30_000, cluster);
+  // The replacement is forked first and the old child stopped gracefully: until it has left, the old
+  // one is still the single registered child.
+  const after = await eventually(
+    async () => {
+      const children = await waitForChildren(pid, 1, 30_000, cluster);
+      return children.has(identity) ? undefined : children;
+    },
+    60_000,
+    "the old child left and a new one registered",
+  );
   assert.ok(!after.has(identity), "the child was replaced by a new process");
   assert.ok(![...after.values()].includes(childPid));
   // Both timed out jobs fail into retry (retry: 1) as JobTimeoutError: nothing is lost by the replacement.

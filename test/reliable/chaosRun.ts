@@ -20,7 +20,11 @@ export function childPids(ppid: number): number[] {
   return out.split("\n").filter(Boolean).map(Number);
 }
 
-/** Runs 20,000 jobs on a 3-child cluster, SIGKILLing a child every 2 s while work remains. */
+/**
+ * Runs 20,000 jobs on a 3-child cluster, SIGKILLing a child every 2 s while work remains and all three
+ * are up: on a loaded machine a child takes seconds to boot, and killing children still booting (their
+ * restart back-off doubling each time) would leave the cluster down more than working.
+ */
 export async function chaos(
   handle: RedisHandle,
   fetch: "basic" | "reliable",
@@ -56,7 +60,8 @@ export async function chaos(
     await sleep(2000);
     const pids = childPids(cluster.child.pid!);
     const victim = pids[Math.floor(Math.random() * pids.length)];
-    if (victim !== undefined && (await handle.redis.llen("queue:default")) > 0) {
+    const allUp = pids.length === 3 && (await handle.redis.scard("processes")) === 3;
+    if (victim !== undefined && allUp && (await handle.redis.llen("queue:default")) > 0) {
       process.kill(victim, "SIGKILL");
       kills++;
     }
