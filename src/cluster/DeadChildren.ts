@@ -2,10 +2,12 @@
  * DeadChildren: what the supervisor does in Redis for a child that exited. It removes the child from
  * `processes` and deletes its work hashes (so Sidekiq's UI is right at once), releases or nudges the cron
  * leadership, and with reliable fetch puts the jobs it was running back at the front of their queues.
- * A stop waits for the prunes in flight, at most PRUNE_WAIT_MS.
+ * A stop waits for the prunes in flight, at most PRUNE_WAIT_MS, and not at all for those whose Redis is
+ * unreachable as the stop begins.
  */
 import { LEADER, PROCESSES, legacyWorkKey, workKey } from "../wire/keys.js";
 import { recoverIdentity } from "../server/fetch/recovery.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
 import { childRedis, type Child, type SupervisorOptions } from "./fleet.js";
 
 /**
@@ -15,8 +17,8 @@ import { childRedis, type Child, type SupervisorOptions } from "./fleet.js";
 const PRUNE_WAIT_MS = 1000;
 
 export class DeadChildren {
-  /** Prunes in flight; a stop waits for them, so no Redis command outlives it. */
-  private readonly prunes = new Set<Promise<void>>();
+  /** Prunes in flight, with the connection each writes through; a stop waits for them. */
+  private readonly prunes = new Map<Promise<void>, TsqRedis>();
 
   constructor(
     private readonly options: SupervisorOptions,
@@ -26,24 +28,28 @@ export class DeadChildren {
 
   /** Starts pruning `child`'s records; never rejects (a failure is logged). */
   prune(child: Child): void {
-    const pruning = this.pruneRecords(child).finally(() => this.prunes.delete(pruning));
-    this.prunes.add(pruning);
+    const redis = childRedis(this.options, child.slot.plan);
+    const pruning = this.pruneRecords(child, redis).finally(() => this.prunes.delete(pruning));
+    this.prunes.set(pruning, redis);
   }
 
-  /** The prunes in flight, waited for at most PRUNE_WAIT_MS. */
+  /**
+   * The prunes in flight, waited for at most PRUNE_WAIT_MS. Those whose connection is not up now are not
+   * waited for: their commands would sit in the offline queue until a reconnection the stop ends first.
+   */
   async settled(): Promise<void> {
-    if (this.prunes.size === 0) return;
+    const reachable = [...this.prunes].filter(([, redis]) => redis.status === "ready").map(([pruning]) => pruning);
+    if (reachable.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, PRUNE_WAIT_MS)));
-    await Promise.race([Promise.all(this.prunes), late]);
+    await Promise.race([Promise.all(reachable), late]);
     clearTimeout(timer);
   }
 
-  private async pruneRecords(child: Child): Promise<void> {
+  private async pruneRecords(child: Child, redis: TsqRedis): Promise<void> {
     const { identity } = child;
     if (!identity) return;
     const { logger, worker } = this.options;
-    const redis = childRedis(this.options, child.slot.plan);
     try {
       await redis.multi().srem(PROCESSES, identity).unlink(workKey(identity), legacyWorkKey(identity)).exec();
       // A dead leader's record would block periodic jobs until it expires (leaderTtl, 60 s); one that

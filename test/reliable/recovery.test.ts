@@ -56,7 +56,11 @@ test("a job that kills its process every time ends in dead after 3 recoveries wh
     const job = JSON.parse(dead) as Record<string, unknown>;
     assert.equal(job.jid, poison);
     assert.equal(job.error_class, "PoisonPillError");
-    assert.equal(await handle.redis.zcard("dead"), 1, "only the poison pill is dead: no bystander");
+    const deadJobs = (await handle.redis.zrange("dead", 0, -1)).map((text) => {
+      const { jid, class: klass, error_class } = JSON.parse(text) as Record<string, unknown>;
+      return `${String(klass)} ${String(jid)} ${String(error_class)}`;
+    });
+    assert.deepEqual(deadJobs, [`ExitJob ${poison!} PoisonPillError`], "only the poison pill is dead: no bystander");
     assert.equal(await handle.redis.get(`tsq:recovered:${poison!}`), "4", "3 recoveries, then dead on the 4th death");
     assert.equal(cluster.lines.filter((l) => l.msg === "child exited unexpectedly").length, 4);
     assert.ok(firstCrash);
