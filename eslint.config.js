@@ -37,6 +37,21 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-return": "off",
       "@typescript-eslint/no-unsafe-argument": "off",
       "@typescript-eslint/no-unsafe-assignment": "off",
+      // A duration held to a fixed number fails on a busy machine (several test files at once on two
+      // cores): assert order, drive the injectable clock, or bound a product deadline with
+      // withinDeadline() from test/helpers/timing.ts, which adds a loaded machine's slack.
+      "no-restricted-syntax": [
+        "error",
+        ...[
+          "[left.type='Identifier'][left.name=/^(ms|seconds|elapsed|took)$|(Ms|Seconds|Elapsed)$/]",
+          "[left.type='MemberExpression'][left.property.name=/^(ms|seconds|elapsed|took|durationMs)$/]",
+        ].map((left) => ({
+          selector: `CallExpression[callee.object.name='assert'] BinaryExpression[operator=/^<=?$/]${left}[right.type='Literal']`,
+          message:
+            "A duration bounded by a fixed number fails on a busy machine: assert order, use the injectable clock, " +
+            "or withinDeadline() (test/helpers/timing.ts) for a deadline the product promises.",
+        })),
+      ],
     },
   },
   {

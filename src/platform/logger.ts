@@ -14,8 +14,9 @@
  * with pino's methods (`logger.info(...)`), which is what most people type first.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createRequire } from "node:module";
 import { pino, type DestinationStream, type Logger, type LevelWithSilent, type LogFn } from "pino";
-import { PinoPretty } from "pino-pretty";
+import type { PinoPretty } from "pino-pretty";
 import { redactText, safeError } from "./secrets.js";
 
 export type { Logger } from "pino";
@@ -48,9 +49,12 @@ function wantsPretty(): boolean {
 }
 
 function prettyStream(): DestinationStream {
+  // Loaded only for a terminal: a worker logging JSON (every cluster child, every tsqctl in a pipe)
+  // does not pay its ~50 ms of CPU at start.
+  const pretty = (createRequire(import.meta.url)("pino-pretty") as { PinoPretty: typeof PinoPretty }).PinoPretty;
   // Synchronous, on this thread: a worker-thread transport could lose the last lines of a crash.
   // One line per event: a job's fields follow its message on the same line.
-  return PinoPretty({
+  return pretty({
     colorize: true,
     sync: true,
     singleLine: true,

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { useRedis } from "../../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../../helpers/tsqProcess.js";
 import { scratchDir } from "../../helpers/fixtures.js";
+import { withinDeadline } from "../../helpers/timing.js";
 
 const handle = useRedis();
 
@@ -128,7 +129,8 @@ test(
     const end = nowS();
     await cluster.stop(15_000);
 
-    assert.ok(failoverSeconds < 2, `leadership moved in ${failoverSeconds.toFixed(2)} s, not at the 60 s TTL`);
+    // The nudge moves leadership at once, not at the 60 s TTL.
+    withinDeadline(failoverSeconds * 1000, 0, "leadership moving after the leader's death");
     const ticks = await enqueuedTicks();
     assert.equal(new Set(ticks).size, ticks.length, `no tick enqueued twice: ${ticks.join(", ")}`);
     const expected = Array.from({ length: end - start - 1 }, (_, i) => start + 1 + i);
