@@ -90,6 +90,30 @@ test("recoverIdentity returns a dead process's jobs to the front of their queues
   );
 });
 
+test("two recoveries of one dead process at once (supervisor and a sweep): the poison pill is buried once", async () => {
+  // Each round: a poison pill on its 4th death, recovered by two callers on their own connections at
+  // the same moment. Without one recovery per identity, both counted it and both moved it to dead.
+  for (let round = 0; round < 20; round++) {
+    await handle.redis.flushdb();
+    const [jid] = await push("default", 1);
+    await handle.redis.set(`tsq:recovered:${jid!}`, "3", "EX", 600);
+    const fetch = fetcher([{ name: "default", weight: 0 }]);
+    assert.ok(await one(fetch));
+    fetch.close();
+    const [a, b] = [connect(handle.url), connect(handle.url)];
+    try {
+      const results = await Promise.all([a, b].map((redis) => recoverIdentity(redis, ID, DEFAULTS, silent)));
+      assert.equal(results.flatMap((r) => r.poisoned).length, 1, `round ${round}: reported once`);
+    } finally {
+      a.disconnect();
+      b.disconnect();
+    }
+    assert.equal(await handle.redis.zcard("dead"), 1, `round ${round}: one dead entry`);
+    assert.equal(await handle.redis.get(`tsq:recovered:${jid!}`), "4", `round ${round}: counted once`);
+    assert.equal(await handle.redis.exists(`queue:sq|${ID}|default`), 0);
+  }
+});
+
 test("a job recovered 3 times (front, then scattered in schedule) goes to dead as PoisonPillError on the 4th", async () => {
   const [jid] = await push("default", 1);
   for (let death = 1; death <= 4; death++) {

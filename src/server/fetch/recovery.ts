@@ -67,13 +67,38 @@ function poisonPill(raw: Buffer, limits: RecoveryLimits): string | Buffer {
   }
 }
 
-/** Recovers every private list of `identity`; unregisters it once nothing is left. */
+/**
+ * Recovers every private list of `identity`; unregisters it once nothing is left. One recovery of an
+ * identity at a time, whoever asks (the supervisor, a sweep, the process itself on its way out): a
+ * poison pill stays in its list between recover-3.lua and the MULTI that moves it to the dead set, and
+ * two recoveries at once would both count it and both bury it. A recovery already under way (the lock
+ * is held) is left to finish: this one returns nothing recovered.
+ */
 export async function recoverIdentity(
   redis: TsqRedis,
   identity: string,
   limits: RecoveryLimits,
   logger: Logger,
   /** Frees the locks of poison pills (the lock plug-ins'); absent: they expire by their TTL. */
+  locks?: Pick<LockHooks, "release">,
+): Promise<Recovered> {
+  const holder = `${identity}:${randomInt(2 ** 31)}`;
+  if ((await redis.set(recoveryLockKey(identity), holder, "EX", LOCK_TTL, "NX")) !== "OK") {
+    logger.debug({ identity }, "another process is recovering this identity's jobs");
+    return { requeued: 0, poisoned: [] };
+  }
+  try {
+    return await recoverLocked(redis, identity, limits, logger, locks);
+  } finally {
+    if ((await redis.get(recoveryLockKey(identity))) === holder) await redis.del(recoveryLockKey(identity));
+  }
+}
+
+async function recoverLocked(
+  redis: TsqRedis,
+  identity: string,
+  limits: RecoveryLimits,
+  logger: Logger,
   locks?: Pick<LockHooks, "release">,
 ): Promise<Recovered> {
   const result: Recovered = { requeued: 0, poisoned: [] };
@@ -109,7 +134,7 @@ export async function recoverIdentity(
 
 /**
  * Recovers identities in `super_processes` whose heartbeat hash has expired (their process is gone),
- * except `self`. A lock per identity makes sure only one process recovers it.
+ * except `self`. recoverIdentity's lock makes sure only one process recovers each.
  */
 export async function sweepOrphans(
   redis: TsqRedis,
@@ -121,13 +146,8 @@ export async function sweepOrphans(
   let recovered = 0;
   for (const identity of await redis.smembers(SUPER_PROCESSES)) {
     if (identity === self || (await redis.exists(processKey(identity))) === 1) continue;
-    if ((await redis.set(recoveryLockKey(identity), self, "EX", LOCK_TTL, "NX")) !== "OK") continue;
-    try {
-      const { requeued, poisoned } = await recoverIdentity(redis, identity, limits, logger, locks);
-      recovered += requeued + poisoned.length;
-    } finally {
-      await redis.del(recoveryLockKey(identity));
-    }
+    const { requeued, poisoned } = await recoverIdentity(redis, identity, limits, logger, locks);
+    recovered += requeued + poisoned.length;
   }
   return recovered;
 }
