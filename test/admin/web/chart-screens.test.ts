@@ -18,7 +18,7 @@ import { Client } from "../../../src/client/Client.js";
 import { Job } from "../../../src/client/Job.js";
 import { Worker } from "../../../src/library/Worker.js";
 import { ExecutionTracker } from "../../../src/metrics/ExecutionTracker.js";
-import { STAT_FAILED, STAT_PROCESSED, dailyStatKey, deployMarksKey } from "../../../src/wire/keys.js";
+import { RETRY, STAT_FAILED, STAT_PROCESSED, dailyStatKey, deployMarksKey } from "../../../src/wire/keys.js";
 import { useRedis } from "../../helpers/redis.js";
 import { watchPage } from "../../helpers/browser.js";
 import { eventually } from "../../helpers/tsqProcess.js";
@@ -56,6 +56,14 @@ class ImportJob extends Job {
   async perform() {
     this.progress(40, { file: HOSTILE[1], row: 4 });
     await new Promise<void>((resolve) => (ImportJob.release = resolve));
+  }
+}
+
+/** Fails with hostile text, kept as a retry: its set page shows the stored error. */
+class FlakyJob extends Job {
+  static override options = { result: { ttl: 600 }, retry: 3 };
+  perform() {
+    throw new TypeError(`no row ${HOSTILE[0]}`);
   }
 }
 
@@ -135,7 +143,8 @@ function assertLocal(label: string, minutes: number): void {
 async function assertUplot(chart: Locator, series: string[], what: string): Promise<void> {
   assert.equal(await chart.locator(".u-axis").count(), 2, `${what}: an x and a y axis`);
   const legend = await chart.locator(".u-legend .u-series .u-label").allInnerTexts();
-  for (const name of series) assert.ok(legend.includes(name), `${what}: the legend names ${name}: ${legend}`);
+  for (const name of series)
+    assert.ok(legend.includes(name), `${what}: the legend names ${name}: ${legend.join(", ")}`);
 }
 
 /** Sidekiq 8 metrics keys as a worker's flushes write them, minute by minute over the last `minutes`. */
@@ -200,7 +209,7 @@ test(
     // Some seconds of a real worker's traffic.
     worker = new Worker({
       redis: redis.url,
-      jobs: [ReportJob, ImportJob, TickJob],
+      jobs: [ReportJob, ImportJob, FlakyJob, TickJob],
       queues: ["default"],
       concurrency: 3,
       logger: pino({ level: "silent" }),
@@ -270,7 +279,10 @@ test(
       const chart = page.locator(id);
       assert.ok(((await chart.locator(".legend text").textContent()) ?? "").startsWith(legend), `${id}: legend`);
       const titles = await chart.locator("text.axis-title").allTextContents();
-      assert.ok(titles.some((title) => xTitle.test(title)) && titles.includes(yTitle), `${id}: axis titles ${titles}`);
+      assert.ok(
+        titles.some((title) => xTitle.test(title)) && titles.includes(yTitle),
+        `${id}: axis titles ${titles.join(", ")}`,
+      );
       const xs = await chart.locator(".x-axis text").allTextContents();
       assertTicks(xs, xShape, `${id} x`);
       assertTicks(await chart.locator(".y-axis text").allTextContents(), /\S/, `${id} y`);
@@ -305,7 +317,26 @@ test(
     );
     await assertClean(page, problems, "job progress");
     await shoot(t, page, "job-progress");
+    await page.goto(`${base}/busy`);
+    assert.equal(await page.locator(`a[href="/jobs/${running}"]`).count(), 1, "Busy links the running jid");
+    const unknown = await fetch(`${base}/jobs/0123456789abcdef01234567`);
+    assert.match(await unknown.text(), /id="job-unknown"/, "a jid with nothing known says so");
+    assert.equal((await fetch(`${base}/jobs/${encodeURIComponent("<b>")}`)).status, 400, "a jid that is not one");
     ImportJob.release();
+
+    // A retry's page: the stored error of its last attempt, as text.
+    const flaky = (await client.push({ class: FlakyJob, args: [] })) ?? "refused";
+    const score = await eventually(
+      async () =>
+        (await redis.redis.zrange(RETRY, 0, -1, "WITHSCORES")).find((v, i, all) => all[i - 1]?.includes(flaky)),
+      20_000,
+      "the failed job in the retry set",
+    );
+    await eventually(async () => (await redis.redis.exists(`tsq:result:${flaky}`)) === 1, 20_000, "its stored error");
+    await page.goto(`${base}/retries/${Number(score)}-${flaky}`);
+    assert.equal(await page.locator("#job-outcome .badge").innerText(), "failed");
+    assert.equal(await page.locator("#job-outcome pre.error-text").innerText(), `TypeError: no row ${HOSTILE[0]}`);
+    await assertClean(page, problems, "retry outcome");
     await page.context().close();
   },
 );
