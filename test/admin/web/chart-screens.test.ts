@@ -186,8 +186,9 @@ test(
     const problems: string[] = [];
     const page = await newPage(problems);
 
-    // At load: the Live chart says it has no numbers yet (a count per interval needs two polls).
-    await page.goto(`${base}/?days=7&interval=2`);
+    // At load: the Live chart says it has no numbers yet (a count per interval needs two polls). At 20 s
+    // a poll, the second one is far enough away that a slow machine still reads the first state.
+    await page.goto(`${base}/?days=7&interval=20`);
     await eventually(
       async () => (await page.locator("#live-status").textContent())?.startsWith("live"),
       20_000,
@@ -196,7 +197,7 @@ test(
     );
     const live = page.locator("#live-chart");
     const waiting = (await live.locator(".chart-note").textContent()) ?? "";
-    assert.match(waiting, /No numbers yet: processed and failed jobs per 2 s/, "the Live chart's empty state");
+    assert.match(waiting, /No numbers yet: processed and failed jobs per 20 s/, "the Live chart's empty state");
     assert.equal(await live.locator("canvas").count(), 0, "no chart of nothing at load");
     const history = page.locator("#history-chart");
     await history.locator("canvas").waitFor();
@@ -206,7 +207,9 @@ test(
     await assertClean(page, problems, "dashboard at load");
     await shoot(t, page, "live-at-load");
 
-    // Some seconds of a real worker's traffic.
+    // Some seconds of a real worker's traffic, polled every 2 s: the slider starts a new chart.
+    await page.locator("#interval").fill("2");
+    await page.locator("#interval").dispatchEvent("change");
     worker = new Worker({
       redis: redis.url,
       jobs: [ReportJob, ImportJob, FlakyJob, TickJob],
