@@ -18,6 +18,7 @@ export { SortedEntry, type KillOptions } from "./SortedEntry.js";
 export { ScheduledSet, RetrySet, DeadSet } from "./sets.js";
 export { ProcessSet, type ProcessRecord, type ProcessSignal } from "./ProcessSet.js";
 export { WorkSet, type WorkRecord } from "./WorkSet.js";
+export { JobOutcomes, type StoredOutcome } from "./JobOutcomes.js";
 export { ParkedJobs, type WaitingJob, type SleepingJob, type ParkedList } from "./ParkedJobs.js";
 export { BatchSet } from "./BatchSet.js";
 export { paceEach, type PaceOptions } from "./Pacer.js";

@@ -12,6 +12,7 @@ import { bulkCancel, bulkPage } from "./pages/bulk.js";
 import { deleteQueueJob, queueAction, queuePage, queues } from "./pages/queues.js";
 import { search, searchAction } from "./pages/search.js";
 import { waiting } from "./pages/waiting.js";
+import { jobPage } from "./pages/job.js";
 import {
   SET_KINDS,
   setAll,
@@ -59,6 +60,7 @@ export const ROUTES: RouteDef[] = [
   r("GET", "/search", search),
   r("POST", "/search", searchAction),
   r("GET", "/waiting", waiting),
+  r("GET", `/jobs/${SEGMENT}`, jobPage),
   ...Object.values(SET_KINDS).flatMap((kind) => [
     r("GET", `/${kind.path}`, setList(kind)),
     r("POST", `/${kind.path}`, setBulk(kind)),

@@ -210,9 +210,11 @@ test(
       await checkClean(page, name);
     }
     await page.goto(`${web.url}/metrics`);
-    assert.ok((await page.locator("#metrics-chart polyline").count()) >= 2, "a line per class on /metrics");
+    await page.locator("#metrics-chart canvas").waitFor();
+    const legend = await page.locator("#metrics-chart .u-legend .u-series .u-label").allTextContents();
+    assert.ok(legend.includes(HOSTILE[0]!) && legend.includes("RecordJob"), `a line per class: ${legend.join(", ")}`);
     assert.equal(
-      await page.locator("#metrics-chart line.mark title").textContent(),
+      await page.locator("#metrics-chart .mark").getAttribute("title"),
       `deploy: ${HOSTILE[1]}`,
       "the deploy is drawn on the chart, its label as text",
     );

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { Client } from "../../../src/client/Client.js";
 import { ExecutionMetrics, averageSeconds } from "../../../src/admin/api/index.js";
 import { minuteBucket, tenMinuteBucket, histogramWindow } from "../../../src/metrics/executionLayout.js";
+import { duration } from "../../../src/admin/web/units.js";
 import { useRedis } from "../../helpers/redis.js";
 import { testLauncher } from "../../helpers/context.js";
 import { HOSTILE, WebSession, startWeb } from "./webHelpers.js";
@@ -70,9 +71,9 @@ test("a tsq worker's jobs on /metrics and /metrics/:Class: runs, failures, times
       held.f += Number(f ?? 0);
     }
     assert.ok(held.p === 2 && held.ms >= 218, `Sleepy in Redis: ${JSON.stringify(held)}`);
-    const shown = (n: number, digits: number) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
-    assert.equal(rows[0]![3], shown(held.ms / 1000, 2), "total = the ms Redis holds, in seconds");
-    assert.equal(rows[0]![4], shown(averageSeconds(held), 3), "average = total / successes");
+    assert.equal(rows[0]![3], duration(held.ms), "total = the ms Redis holds, in a unit");
+    assert.equal(rows[0]![4], duration(averageSeconds(held) * 1000), "average = total / successes");
+    assert.match(rows[0]![4], / (ms|s|min)$/, "the average has its unit");
     assert.match(body, /id="metrics-chart"/);
     assert.match(body, /href="\/metrics\/Sleepy\?period=1h"/);
     assert.ok(!(await session.get("/metrics?period=1h&substr=slee")).body.includes(">Quick<"), "substr filters");
@@ -126,13 +127,30 @@ test("Ruby Sidekiq 8's keys, hostile class names escaped, deploy marks, and the 
     }
     const list = (await session.get("/metrics")).body;
     assert.ok(list.includes(`href="/metrics/${encodeURIComponent(hostile)}?period=1h"`), "the link is encoded");
-    assert.deepEqual(rowsOf(list, "metrics-table")[0]!.slice(1), ["2", "1", "1.5", "0.75"]);
+    assert.deepEqual(rowsOf(list, "metrics-table")[0]!.slice(1), ["2", "1", "1.5 s", "750 ms"]);
     assert.match(list, /Ruby::Mailer/);
     const one = (await session.get(`/metrics/${encodeURIComponent(hostile)}`)).body;
     assert.match(one, /<th>1.1s<\/th>/, "bucket 10 (750 ms up to 1.1 s) is shown");
   } finally {
     await web.stop();
   }
+});
+
+test("durations read in the largest unit they reach, to 3 digits, and a small one never as 0", () => {
+  for (const [ms, text] of [
+    [0, "0"],
+    [0.012, "12 µs"],
+    [0.0004, "0.4 µs"],
+    [0.09, "90 µs"],
+    [0.4, "0.4 ms"],
+    [12.345, "12.3 ms"],
+    [999, "999 ms"],
+    [1500, "1.5 s"],
+    [90_000, "1.5 min"],
+    [7_200_000, "2 h"],
+    [Number.NaN, "–"],
+  ] as const)
+    assert.equal(duration(ms), text, String(ms));
 });
 
 /** The text of each body row's cells in the table with `id`. */

@@ -5,7 +5,7 @@
 import { ProcessSet, WorkSet, type ProcessRecord } from "../../api/index.js";
 import type { WorkProgress } from "../../api/WorkSet.js";
 import { HttpError, page, redirect, type RequestContext, type RouteResult } from "../context.js";
-import { html, truncate } from "../html.js";
+import { html, truncate, url } from "../html.js";
 import { button, form, when } from "../layout.js";
 import { iterationProgress, type IterationProgress } from "../../../features/iterable/state.js";
 
@@ -107,7 +107,9 @@ export async function busy(ctx: RequestContext): Promise<RouteResult> {
             html`<tr>
               <td>${w.process}${live.has(w.process) ? "" : html` <span class="badge warn">orphaned</span>`}</td>
               <td>${w.tid}</td>
-              <td><code>${w.job.jid ?? ""}</code></td>
+              <td>
+                ${w.job.jid ? html`<a href="${url(`${ctx.base}/jobs`, w.job.jid)}"><code>${w.job.jid}</code></a>` : ""}
+              </td>
               <td>${w.queue}</td>
               <td>${w.job.displayClass ?? ""}</td>
               <td>

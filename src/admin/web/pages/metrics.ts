@@ -20,6 +20,7 @@ import {
 } from "../../api/index.js";
 import { page, type RequestContext, type RouteResult } from "../context.js";
 import { html, url, type Html } from "../html.js";
+import { duration } from "../units.js";
 
 /** Rows in the table and lines in the chart (Sidekiq's `table_limit`, `chart_limit`). */
 const TABLE_LIMIT = 20;
@@ -49,8 +50,10 @@ function periodLinks(
   </div>`;
 }
 
-const seconds = (ms: number): string => (ms / 1000).toLocaleString("en-US", { maximumFractionDigits: 2 });
-const avg = (c: ClassMetrics): string => averageSeconds(c).toLocaleString("en-US", { maximumFractionDigits: 3 });
+/** A class's average successful run, with its unit ("0.4 ms", "12 µs"): never a bare "0" for a fast job. */
+const avg = (c: ClassMetrics): string =>
+  // Counters are whole milliseconds (Sidekiq's, and tsq's per flush): runs all under one read as 0 ms.
+  c.ms === 0 && c.p > c.f ? "< 1 ms" : duration(averageSeconds(c) * 1000);
 const count = (n: number): string => n.toLocaleString("en-US");
 
 function span(result: MetricsResult): Html {
@@ -72,10 +75,12 @@ export async function metrics(ctx: RequestContext): Promise<RouteResult> {
   const result = await new ExecutionMetrics(ctx.redis).top(period, substr);
   const ranked = [...result.classes].sort((a, b) => b[1].ms - a[1].ms).slice(0, TABLE_LIMIT);
   if (period === "1h") ctx.res.setHeader("refresh", "60");
+  // Numbers and ISO times only: the browser draws them in its local time (assets/charts.js).
   const chart = {
-    labels: result.buckets.map((b) => b.slice(11, 16)),
-    series: ranked.slice(0, CHART_LIMIT).map(([name, c]) => ({ name, values: c.series.ms.map((ms) => ms / 1000) })),
-    marks: result.marks.map((m) => ({ bucket: m.bucket, label: m.label })),
+    buckets: result.buckets,
+    bucketSeconds: result.granularity === "minutely" ? 60 : 600,
+    series: ranked.slice(0, CHART_LIMIT).map(([name, c]) => ({ name, values: c.series.ms })),
+    marks: result.marks.map((m) => ({ at: Date.parse(m.time) / 1000, label: m.label })),
   };
   const path = `${ctx.base}/metrics`;
   const body = html`${periodLinks(ctx, path, period, Object.keys(METRICS_PERIODS) as MetricsPeriod[])}
@@ -84,22 +89,22 @@ export async function metrics(ctx: RequestContext): Promise<RouteResult> {
       <input name="substr" value="${substr}" placeholder="class name contains…" />
       <button class="btn" type="submit">Filter</button>
     </form>
-    ${
-      ranked.length
-        ? html`<section class="panel">
-            <h2>Total execution time <small>seconds per bucket, top ${Math.min(CHART_LIMIT, ranked.length)}</small></h2>
-            <div id="metrics-chart" class="chart" data-series="${JSON.stringify(chart)}"></div>
-          </section>`
-        : ""
-    }
+    <section class="panel">
+      <h2>Total execution time <small>per bucket, top ${Math.min(CHART_LIMIT, ranked.length)}</small></h2>
+      ${
+        ranked.length
+          ? html`<div id="metrics-chart" class="chart" data-series="${JSON.stringify(chart)}"></div>`
+          : html`<p class="chart-note muted" id="metrics-empty">No job ran in this period.</p>`
+      }
+    </section>
     <table class="list" id="metrics-table">
       <thead>
         <tr>
           <th>Class</th>
           <th>Success</th>
           <th>Failure</th>
-          <th>Total (s)</th>
-          <th>Average (s)</th>
+          <th>Total</th>
+          <th>Average</th>
         </tr>
       </thead>
       <tbody>
@@ -114,7 +119,7 @@ export async function metrics(ctx: RequestContext): Promise<RouteResult> {
                     </td>
                     <td>${count(c.p - c.f)}</td>
                     <td>${count(c.f)}</td>
-                    <td>${seconds(c.ms)}</td>
+                    <td>${duration(c.ms)}</td>
                     <td>${avg(c)}</td>
                   </tr>`,
               )
@@ -146,7 +151,8 @@ export async function classMetrics(ctx: RequestContext): Promise<RouteResult> {
   const hists = c.histograms ?? [];
   const totals = BUCKET_LABELS.map((_, i) => hists.reduce((sum, h) => sum + (h[i] ?? 0), 0));
   const bubbles = {
-    labels: result.buckets.map((b) => b.slice(11, 16)),
+    // ISO times: the browser labels them in its local time.
+    times: result.buckets,
     buckets: BUCKET_LABELS,
     points: hists.flatMap((h, x) => h.flatMap((n, y) => (n > 0 ? [[x, y, n]] : []))),
   };
@@ -162,11 +168,11 @@ export async function classMetrics(ctx: RequestContext): Promise<RouteResult> {
       </tr>
       <tr>
         <th>Total execution time</th>
-        <td>${seconds(c.ms)} s</td>
+        <td>${duration(c.ms)}</td>
       </tr>
       <tr>
         <th>Average execution time</th>
-        <td>${avg(c)} s</td>
+        <td>${avg(c)}</td>
       </tr>
     </table>
     <section class="panel">

@@ -9,6 +9,7 @@ import { html, truncate, url } from "../html.js";
 import { button, form, isTimeField, pager, stamp, when } from "../layout.js";
 import { ARGS_PREVIEW } from "./busy.js";
 import { paceInput, paceOf, pacedNotice, startPacedRetry } from "./bulk.js";
+import { jobStatus } from "./job.js";
 
 export type SetAction = "retry" | "delete" | "kill" | "add_to_queue";
 
@@ -220,9 +221,10 @@ export function setEntry(kind: SetKind) {
     const raw = html`<p>
       <a class="btn" href="${url(`${ctx.base}/${kind.path}`, entryKey(entry))}/json">Raw JSON</a>
     </p>`;
+    const { panels } = entry.jid ? await jobStatus(ctx, entry.jid) : { panels: "" };
     return page(
       `${kind.title}: ${entry.displayClass ?? "entry"}`,
-      html`${raw}${jobDetails(entry, kind.scoreLabel, await inflatedRow(entry))}${actions}`,
+      html`${raw}${jobDetails(entry, kind.scoreLabel, await inflatedRow(entry))}${actions}${panels}`,
     );
   };
 }
