@@ -21,6 +21,7 @@ import type { ChainableCommander } from "ioredis";
 import { Job } from "../../client/Job.js";
 import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
+import { checkDuration } from "../../platform/util/longTimer.js";
 import { DURABLE_SLEEPING_INDEX, SCHEDULE } from "../../wire/keys.js";
 import type { JsonValue } from "../../wire/payload.js";
 import { Journal, JOURNAL_TTL, parseEntry } from "./Journal.js";
@@ -78,8 +79,7 @@ export abstract class DurableJob extends Job {
 
   /** Ends this execution and runs the job again in `seconds`, skipping the steps done. */
   sleep(seconds: number): Promise<void> {
-    if (!Number.isFinite(seconds) || seconds < 0)
-      throw new ArgumentError(`sleep(seconds) needs a number of seconds >= 0, got ${String(seconds)}`);
+    checkDuration(seconds, { what: "sleep(seconds)", zero: true });
     return this.sleepUntilMs(Date.now() + seconds * 1000, `sleep:${++this.sleeps}`);
   }
 
@@ -97,9 +97,7 @@ export abstract class DurableJob extends Job {
    */
   async waitFor<T = JsonValue>(event: string, options: WaitForOptions): Promise<T> {
     checkEvent(event);
-    const timeout = options?.timeout;
-    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0)
-      throw new ArgumentError(`waitFor("${event}", { timeout }) needs a timeout in seconds >= 0`);
+    const timeout = checkDuration(options?.timeout, { what: `waitFor("${event}", { timeout })`, zero: true });
     const name = options.name ?? `waitFor:${event}`;
     checkName(name);
     const journal = await this.journal();
