@@ -26,6 +26,7 @@ import { DURABLE_SLEEPING_INDEX, SCHEDULE } from "../../wire/keys.js";
 import type { JsonValue } from "../../wire/payload.js";
 import { Journal, JOURNAL_TTL, parseEntry } from "./Journal.js";
 import { park } from "./parking.js";
+import { activeDiversion, MemoryJournal } from "./memory.js";
 import { JournalError, StepOrderError, Suspended, EventTimeoutError } from "./errors.js";
 
 /** What a step's function is given. */
@@ -103,6 +104,7 @@ export abstract class DurableJob extends Job {
     const journal = await this.journal();
     const { position, entry } = journal.next(name);
     if (entry) return this.waited(event, entry.kind, entry.value) as T;
+    if (journal instanceof MemoryJournal) return this.waitInMemory<T>(journal, event, { name, position, timeout });
     const now = Date.now() / 1000;
     const deadlineSeconds = Math.ceil(now + timeout);
     const parked = await park(journal.redis, {
@@ -120,6 +122,18 @@ export abstract class DurableJob extends Job {
     return parseEntry(journal.key, `s:${name}`, `${position}|v|${parked.data}`).value as T;
   }
 
+  /** waitFor in tsq/testing's fake and inline modes (memory.ts). */
+  private async waitInMemory<T>(
+    journal: MemoryJournal,
+    event: string,
+    step: { name: string; position: number; timeout: number },
+  ): Promise<T> {
+    const reply = await journal.wait(event, step, { json: JSON.stringify(this.payload), klass: this.constructor });
+    if (reply === "parked") throw new Suspended("parked", Math.ceil(Date.now() / 1000 + step.timeout));
+    if (reply === "timeout") return this.waited(event, "t", undefined) as T;
+    return JSON.parse(reply.data) as T;
+  }
+
   private waited(event: string, kind: string, value: JsonValue | undefined): JsonValue | undefined {
     if (kind === "t")
       throw new EventTimeoutError(event, `no signal for "${event}" came before the wait's timeout (job ${this.jid})`);
@@ -131,7 +145,8 @@ export abstract class DurableJob extends Job {
     const journal = await this.journal();
     const { position, entry } = journal.next(name);
     const until = entry ? Number(entry.value) : Math.ceil(untilMs / 1000);
-    if (Date.now() / 1000 >= until) {
+    // In a test mode (a journal in memory) a sleep ends at once.
+    if (Date.now() / 1000 >= until || journal instanceof MemoryJournal) {
       if (!entry) await journal.record(name, position, "u", until);
       return;
     }
@@ -155,7 +170,13 @@ export abstract class DurableJob extends Job {
   private async journal(): Promise<Journal> {
     if (!this.jid) throw new ArgumentError("a durable job needs a jid: run it through a worker or set `jid` first");
     if (!this[JOURNAL]) {
-      const journal = new Journal(defaultClient().redis, this.jid, (this.constructor as typeof DurableJob).journalTtl);
+      const client = defaultClient();
+      const ttl = (this.constructor as typeof DurableJob).journalTtl;
+      // tsq/testing's fake and inline modes take the default client's pushes: the journal is in memory.
+      const diversion = activeDiversion(client);
+      const journal = diversion
+        ? new MemoryJournal(diversion, this.jid, ttl)
+        : new Journal(client.redis, this.jid, ttl);
       await journal.load();
       this[JOURNAL] = journal;
     }

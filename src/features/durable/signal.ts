@@ -13,6 +13,7 @@ import { MAX_DURATION_SECONDS } from "../../platform/util/longTimer.js";
 import { formatTimestampJson, nowStamp, type TimestampFormat } from "../../wire/timestamps.js";
 import type { JsonValue } from "../../wire/payload.js";
 import { wake } from "./parking.js";
+import { activeDiversion, signalInMemory } from "./memory.js";
 
 export interface SignalOptions {
   /** Seconds the signal is kept for waits that start later (default 7 days). */
@@ -38,6 +39,9 @@ export async function signal(event: string, data: JsonValue = null, options: Sig
   const text = JSON.stringify(data);
   if (text === undefined) throw new ArgumentError(`signal("${event}", data): data must be JSON (got ${typeof data})`);
   const client = options.redis ? undefined : defaultClient();
+  // tsq/testing's fake and inline modes: the parked jobs are in the test controller's memory.
+  const diversion = client && activeDiversion(client);
+  if (diversion) return signalInMemory(diversion, event, text);
   const redis = options.redis ? defineScripts(options.redis) : client!.redis;
   // With client middleware, a due job must pass through it as the poller pushes it (Sidekiq re-pushes
   // scheduled jobs through the client): "" leaves the woken jobs due in `schedule` for the poller.
