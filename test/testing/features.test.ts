@@ -131,3 +131,29 @@ test("a step's ctx.tx needs Redis: it says to use startTestWorker", async () => 
   inline();
   await assert.rejects(TxJob.performAsync(), /ctx\.tx\.set\(\) needs Redis.*startTestWorker/);
 });
+
+class NapJob extends DurableJob {
+  // NaN is no JSON: "NaN" stands for it in the arguments.
+  async perform(seconds: number | "NaN", waitSeconds: number): Promise<void> {
+    await this.sleep(seconds === "NaN" ? Number.NaN : seconds);
+    try {
+      await this.waitFor(`nap:${this.jid}`, { timeout: waitSeconds });
+    } catch (error) {
+      if (!(error instanceof EventTimeoutError)) throw error;
+    }
+    seen.push(`slept ${seconds}`);
+  }
+}
+
+test("durable durations: 0, a month and a year are taken; negative, NaN and past 10 years are refused", async () => {
+  inline();
+  seen.length = 0;
+  for (const seconds of [0, 30 * 86_400, 365 * 86_400]) await NapJob.performAsync(seconds, 0);
+  assert.deepEqual(seen, ["slept 0", `slept ${30 * 86_400}`, `slept ${365 * 86_400}`]);
+  await assert.rejects(NapJob.performAsync(-1, 0), /sleep\(seconds\) must be seconds >= 0, got -1/);
+  await assert.rejects(NapJob.performAsync("NaN", 0), /sleep\(seconds\) must be a number of seconds >= 0, got NaN/);
+  await assert.rejects(NapJob.performAsync(3e9, 0), /sleep\(seconds\) of 3000000000 s is over the longest allowed/);
+  await assert.rejects(NapJob.performAsync(0, -1), /waitFor\("nap:\w+", \{ timeout \}\) must be seconds >= 0, got -1/);
+  await assert.rejects(NapJob.performAsync(0, 3e9), /\{ timeout \}\) of 3000000000 s is over the longest allowed/);
+  await assert.rejects(signal("e", null, { retention: 3e9 }), /retention is whole seconds from 1 to 315360000/);
+});
