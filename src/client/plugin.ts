@@ -58,6 +58,11 @@ export interface PushDiversion {
   drainOf(className: string): Promise<number>;
   /** Forgets the held jobs of `className`. */
   clearOf(className: string): void;
+  /**
+   * What features keep for the jobs this diversion runs, keyed by a symbol of their own (durable jobs'
+   * journals and signals in test modes): their Redis state, in memory. Forgotten with the held jobs.
+   */
+  readonly memory: Map<symbol, unknown>;
 }
 
 /**

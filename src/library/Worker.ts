@@ -21,6 +21,8 @@ import type { Plugin } from "../server/plugin.js";
 import { displayClass } from "../wire/payload.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { jobClassesOf, workerOptionsOf, type WorkerConfig } from "./workerConfig.js";
+import { checkDuration } from "../platform/util/longTimer.js";
+import { MAX_TIMEOUT } from "../platform/config/bounds.js";
 
 export type { WorkerConfig } from "./workerConfig.js";
 
@@ -141,6 +143,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * the rest, and closes every connection. Idempotent; resolves when nothing of this worker is left.
    */
   stop(options: { timeout?: number } = {}): Promise<void> {
+    const bad = badStopTimeout(options.timeout);
+    if (bad) return Promise.reject(bad);
     if (this.state !== "stopped") this.state = "stopping";
     this.stopped ??= this.launcher.stop(options.timeout).then(() => {
       this.state = "stopped";
@@ -162,5 +166,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
         ...(outcome.disposition ? { disposition: outcome.disposition } : {}),
       }),
     );
+  }
+}
+
+/** The error for a `stop({ timeout })` that is no number of seconds from 0 to a day; undefined when it is. */
+function badStopTimeout(timeout: number | undefined): Error | undefined {
+  if (timeout === undefined) return undefined;
+  try {
+    checkDuration(timeout, { what: "worker.stop({ timeout })", zero: true, max: MAX_TIMEOUT });
+    return undefined;
+  } catch (error) {
+    return error as Error;
   }
 }

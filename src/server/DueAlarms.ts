@@ -85,7 +85,7 @@ export class DueAlarms {
     this.armedFor = earliest;
     if (earliest === Infinity) return;
     // Mid-poll (no wait to end), the next sleep() finds the alarm due and returns at once. A timer
-    // capped short of a far alarm (the system clock's 24.8 days) fires early and this re-arms.
+    // for a far alarm (past setTimeout's 24.8 days) is chained by the clock (platform/util/longTimer.ts).
     this.cancelTimer = this.clock.after(
       earliest - this.clock.now(),
       () => {

@@ -132,7 +132,13 @@ export class Launcher {
     };
     // Plug-ins first, in list order, then what the app registered (configureServer), copied: the
     // process-wide registration is never modified, so several workers in one process stay apart.
-    this.ctx.hooks.push(...serverHooksOf(plugins, this.ctx));
+    try {
+      this.ctx.hooks.push(...serverHooksOf(plugins, this.ctx));
+    } catch (error) {
+      // A plug-in refused this worker's settings or classes: no connection may keep the process alive.
+      for (const conn of this.connections) conn.disconnect();
+      throw error;
+    }
     Object.assign(this.ctx, { locks: lockHooks(redis, this.ctx.hooks) });
     for (const hook of this.ctx.hooks) {
       if (hook.middleware) this.ctx.serverMiddleware.add(hook.middleware.use, ...(hook.middleware.options ?? []));

@@ -16,7 +16,7 @@ import { jobClassOf } from "../client/jobClasses.js";
 import type { Client } from "../client/Client.js";
 import { serverConfig } from "../server/serverConfig.js";
 import type { JobFactory } from "../server/context.js";
-import { payloadOf, runJob, type HeldJob } from "./runJob.js";
+import { payloadOf, runJob, type HeldJob, type ProgressReport } from "./runJob.js";
 
 export type TestModeName = "fake" | "inline" | "disable";
 
@@ -30,6 +30,10 @@ export class TestMode implements PushDiversion {
   private jobFactory: JobFactory | undefined;
   /** Held jobs by class name, oldest first; a Map keeps the order classes were first pushed in. */
   private readonly held = new Map<string, HeldJob[]>();
+  /** What features keep in Redis in production (durable journals, signals), for the jobs run here. */
+  readonly memory = new Map<symbol, unknown>();
+  /** `this.progress(n, data)` of the jobs run here, by jid, in order. */
+  private readonly progress = new Map<string, ProgressReport[]>();
 
   get mode(): TestModeName {
     return this.current;
@@ -90,8 +94,16 @@ export class TestMode implements PushDiversion {
     return ran;
   }
 
+  /** Forgets held jobs, recorded progress and what features kept in memory (durable journals, signals). */
   clearAll(): void {
     this.held.clear();
+    this.memory.clear();
+    this.progress.clear();
+  }
+
+  /** The progress job `jid` reported while it ran in inline mode or `drain()`, oldest first. */
+  progressOf(jid: string): ProgressReport[] {
+    return [...(this.progress.get(jid) ?? [])];
   }
 
   /** Every held job, oldest first within its class. */
@@ -107,6 +119,10 @@ export class TestMode implements PushDiversion {
   }
 
   private run(job: HeldJob): Promise<void> {
-    return runJob(job, serverConfig().middleware, this.jobFactory);
+    return runJob(job, serverConfig().middleware, this.jobFactory, (jid, report) => {
+      const list = this.progress.get(jid);
+      if (list) list.push(report);
+      else this.progress.set(jid, [report]);
+    });
   }
 }

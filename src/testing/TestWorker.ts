@@ -13,6 +13,7 @@ import { configureClient, defaultClient } from "../client/defaultClient.js";
 import { queueKey, SCHEDULE } from "../wire/keys.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import { sleep } from "../platform/util/sleep.js";
+import { checkDuration } from "../platform/util/longTimer.js";
 import { startRedisServer } from "./redisServer.js";
 
 export interface TestWorkerConfig extends Omit<WorkerConfig, "redis"> {
@@ -81,6 +82,7 @@ export async function startTestWorker(config: TestWorkerConfig): Promise<TestWor
     worker,
     client,
     async drain({ timeout = 30 } = {}) {
+      checkDuration(timeout, { what: "drain({ timeout })" });
       const deadline = Date.now() + timeout * 1000;
       let quietLooks = 0;
       // Idle at two looks in a row: a job the fetch just popped is out of the queue a moment before

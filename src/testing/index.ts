@@ -13,11 +13,13 @@
 import { defaultClient } from "../client/defaultClient.js";
 import type { JobPayload } from "../wire/payload.js";
 import { TestMode, type TestModeName, type TestModeOptions } from "./TestMode.js";
+import type { ProgressReport } from "./runJob.js";
 
 import { startTestWorker as start, type TestWorker, type TestWorkerConfig } from "./TestWorker.js";
 
 export type { TestWorker, TestWorkerConfig } from "./TestWorker.js";
 export type { TestModeName, TestModeOptions } from "./TestMode.js";
+export type { ProgressReport } from "./runJob.js";
 
 /** The one controller of this module. */
 const controller = new TestMode();
@@ -47,7 +49,7 @@ export function drainAll(): Promise<number> {
   return controller.drainAll();
 }
 
-/** Forgets every held job. */
+/** Forgets every held job, recorded progress, and durable jobs' journals and signals kept in memory. */
 export function clearAll(): void {
   controller.clearAll();
 }
@@ -62,6 +64,14 @@ export async function startTestWorker(config: TestWorkerConfig): Promise<TestWor
       `startTestWorker needs disable mode (real Redis) and the mode is ${controller.mode}: call disable() first`,
     );
   return start(config);
+}
+
+/**
+ * What job `jid` reported with `this.progress(n, data)` while it ran in inline mode or `drain()`, oldest
+ * first (`{ n, data?, at }`, `at` in epoch seconds); empty when it reported nothing. clearAll() forgets it.
+ */
+export function progressOf(jid: string): ProgressReport[] {
+  return controller.progressOf(jid);
 }
 
 /** Every held job, oldest first within its class (each class's are `HardJob.jobs`). */

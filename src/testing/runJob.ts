@@ -2,8 +2,10 @@
  * Runs one held job in this process, as a worker would but without Redis: for tsq/testing's inline mode
  * and `drain()`. The payload is read back from its JSON (so perform sees exactly what a worker would),
  * compressed args are inflated, the instance is built by the job factory (default `new Class()`), and
- * the app's server middleware (`configureServer`) wraps `perform`. Plug-ins' run-side hooks (locks,
- * batches, kill switches) keep their state in Redis and are not run here: use `startTestWorker` for them.
+ * the app's server middleware (`configureServer`) wraps `perform`. `this.progress` is recorded for the
+ * test (progressOf), and a durable job's sleep or wait ends the execution as in a worker (its journal is
+ * in the controller's memory: features/durable/memory.ts). Plug-ins' run-side hooks (locks, batches,
+ * kill switches) keep their state in Redis and are not run here: use `startTestWorker` for them.
  */
 import { UnknownJobError } from "../wire/errors.js";
 import { parsePayload, type JobPayload } from "../wire/payload.js";
@@ -12,6 +14,15 @@ import { DEFAULTS } from "../platform/config/defaults.js";
 import type { Chain } from "../platform/Chain.js";
 import type { JobFactory, ServerMiddlewareArgs } from "../server/context.js";
 import { isRunnable, type JobInstance } from "../server/Registry.js";
+import { checkedProgress } from "../features/outcomes/ProgressReporter.js";
+import { Suspended } from "../features/durable/errors.js";
+
+/** One `this.progress(n, data)` call, as a worker would show it (`at`: epoch seconds). */
+export interface ProgressReport {
+  n: number;
+  data?: unknown;
+  at: number;
+}
 
 /** A job pushed in fake or inline mode: its stored JSON, its `at` (epoch seconds) if scheduled, its class. */
 export interface HeldJob {
@@ -32,6 +43,7 @@ export async function runJob(
   held: HeldJob,
   middleware: Chain<ServerMiddlewareArgs>,
   jobFactory: JobFactory | undefined,
+  onProgress: (jid: string, report: ProgressReport) => void,
 ): Promise<void> {
   const job = parsePayload(held.json);
   const klass = held.klass;
@@ -44,7 +56,16 @@ export async function runJob(
   const instance: JobInstance = jobFactory ? jobFactory(klass) : new klass();
   Object.assign(instance, { jid: job.jid, payload: job });
   if (typeof job.version === "number") Object.assign(instance, { jobVersion: job.version });
+  // What the outcomes plug-in gives a job in a worker, recorded instead of written to the work entry.
+  const progress = (n: number, data?: unknown): void => onProgress(job.jid, checkedProgress(n, data));
+  Object.assign(instance, { progress });
   await middleware.invoke([instance, job, job.queue], async () => {
-    await instance.perform(...job.args);
+    try {
+      await instance.perform(...job.args);
+    } catch (error) {
+      // A durable job's sleep or wait ended this execution, as the durable plug-in's aroundPerform
+      // turns it into a normal end in a worker; signal() hands a parked job back (durable/memory.ts).
+      if (!(error instanceof Suspended)) throw error;
+    }
   });
 }

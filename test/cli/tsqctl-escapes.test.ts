@@ -100,6 +100,7 @@ test("every listing and top show control characters from Redis as escapes; --jso
   const commands: string[][] = [
     ["queues"],
     ["queue", "default"],
+    ["queue", `q${OSC0}`],
     ["retries"],
     ["dead"],
     ["processes"],
@@ -114,6 +115,9 @@ test("every listing and top show control characters from Redis as escapes; --jso
     assert.ok(out.includes("\\x1b]"), `tsqctl ${argv.join(" ")} shows the escape visibly: ${JSON.stringify(out)}`);
     assert.ok(out.includes("\\x07"), `tsqctl ${argv.join(" ")} shows BEL visibly: ${JSON.stringify(out)}`);
   }
+  // The header names the queue as the operator typed it, escaped too: a name pasted from elsewhere.
+  const { out: header } = await tsqctl("queue", `q${OSC0}`);
+  assert.match(header, /^queue q\\x1b\]0;owned\\x07: 1 job/);
   // JSON keeps the exact text (JSON.stringify escapes it as \u001b, which parses back to the byte).
   const { out } = await tsqctl("dead", "--json");
   const parsed = JSON.parse(out) as { entries: { error_class: string }[] };

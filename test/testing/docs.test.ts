@@ -19,6 +19,7 @@ test("every example test in docs/testing.md is a test file that runs, unchanged"
     [
       "test/testing/example-fake.test.ts",
       "test/testing/example-inline.test.ts",
+      "test/testing/example-durable.test.ts",
       "test/testing/example-worker.test.ts",
       "test/package/apps/esm/test/signup.test.ts",
       "test/package/apps/cjs/jest/modes.test.js",

@@ -35,6 +35,11 @@ test("a pushed chain of jobs and a due scheduled job have all run when drain res
   await StepJob.performAsync(4); // through the default client, now the private Redis
   await LaterJob.performIn(1);
   await tw.drain();
+  await assert.rejects(
+    tw.drain({ timeout: Number.NaN }),
+    /drain\(\{ timeout \}\) must be a number of seconds > 0, got NaN/,
+  );
+  await assert.rejects(tw.drain({ timeout: -1 }), /drain\(\{ timeout \}\) must be seconds > 0, got -1/);
   // The scheduled job is due within a second, so drain may end before it: drain again after it is due.
   await new Promise((resolve) => setTimeout(resolve, 1100));
   await tw.drain();

@@ -18,7 +18,7 @@ import {
   withRedis,
   type CliIO,
 } from "./common.js";
-import { clip, counted, delimit, relative, table } from "./format.js";
+import { clip, counted, delimit, relative, table, visible } from "./format.js";
 import { DEFAULT_LIMIT } from "./stats.js";
 import { entryJson } from "./views.js";
 
@@ -46,11 +46,13 @@ export function targetOf(text: string): Target {
   if (text.startsWith("queue:")) {
     const queue = text.slice("queue:".length);
     if (queue === "") throw new UsageError("queue: needs a queue name, e.g. queue:default");
-    return { kind: "queue", queue, label: `queue ${queue}` };
+    return { kind: "queue", queue, label: `queue ${visible(queue)}` };
   }
   if (text === "") throw new UsageError("name a set (retry, dead, scheduled) or a queue");
   const set = SET_NAMES.get(text.toLowerCase());
-  return set ? { kind: "set", set, label: SET_LABELS[set] } : { kind: "queue", queue: text, label: `queue ${text}` };
+  return set
+    ? { kind: "set", set, label: SET_LABELS[set] }
+    : { kind: "queue", queue: text, label: `queue ${visible(text)}` };
 }
 
 /** A sorted set by its --set / argument name; anything else is a usage error. */

@@ -183,7 +183,9 @@ async function queue(name: string, flags: JsonFlags & ShardFlags & { limit: numb
     });
   }
   const now = nowSeconds();
-  io.out(`queue ${queueName}: ${counted(result.size, "job")}, latency ${duration(result.latency)}, newest first\n`);
+  io.out(
+    `queue ${visible(queueName)}: ${counted(result.size, "job")}, latency ${duration(result.latency)}, newest first\n`,
+  );
   if (result.jobs.length === 0) return;
   const rows = result.jobs.map((job) => [
     job.jid ?? "-",

@@ -21,10 +21,12 @@ import type { ChainableCommander } from "ioredis";
 import { Job } from "../../client/Job.js";
 import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
+import { checkDuration } from "../../platform/util/longTimer.js";
 import { DURABLE_SLEEPING_INDEX, SCHEDULE } from "../../wire/keys.js";
 import type { JsonValue } from "../../wire/payload.js";
 import { Journal, JOURNAL_TTL, parseEntry } from "./Journal.js";
 import { park } from "./parking.js";
+import { activeDiversion, MemoryJournal } from "./memory.js";
 import { JournalError, StepOrderError, Suspended, EventTimeoutError } from "./errors.js";
 
 /** What a step's function is given. */
@@ -78,8 +80,7 @@ export abstract class DurableJob extends Job {
 
   /** Ends this execution and runs the job again in `seconds`, skipping the steps done. */
   sleep(seconds: number): Promise<void> {
-    if (!Number.isFinite(seconds) || seconds < 0)
-      throw new ArgumentError(`sleep(seconds) needs a number of seconds >= 0, got ${String(seconds)}`);
+    checkDuration(seconds, { what: "sleep(seconds)", zero: true });
     return this.sleepUntilMs(Date.now() + seconds * 1000, `sleep:${++this.sleeps}`);
   }
 
@@ -97,14 +98,13 @@ export abstract class DurableJob extends Job {
    */
   async waitFor<T = JsonValue>(event: string, options: WaitForOptions): Promise<T> {
     checkEvent(event);
-    const timeout = options?.timeout;
-    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0)
-      throw new ArgumentError(`waitFor("${event}", { timeout }) needs a timeout in seconds >= 0`);
+    const timeout = checkDuration(options?.timeout, { what: `waitFor("${event}", { timeout })`, zero: true });
     const name = options.name ?? `waitFor:${event}`;
     checkName(name);
     const journal = await this.journal();
     const { position, entry } = journal.next(name);
     if (entry) return this.waited(event, entry.kind, entry.value) as T;
+    if (journal instanceof MemoryJournal) return this.waitInMemory<T>(journal, event, { name, position, timeout });
     const now = Date.now() / 1000;
     const deadlineSeconds = Math.ceil(now + timeout);
     const parked = await park(journal.redis, {
@@ -122,6 +122,18 @@ export abstract class DurableJob extends Job {
     return parseEntry(journal.key, `s:${name}`, `${position}|v|${parked.data}`).value as T;
   }
 
+  /** waitFor in tsq/testing's fake and inline modes (memory.ts). */
+  private async waitInMemory<T>(
+    journal: MemoryJournal,
+    event: string,
+    step: { name: string; position: number; timeout: number },
+  ): Promise<T> {
+    const reply = await journal.wait(event, step, { json: JSON.stringify(this.payload), klass: this.constructor });
+    if (reply === "parked") throw new Suspended("parked", Math.ceil(Date.now() / 1000 + step.timeout));
+    if (reply === "timeout") return this.waited(event, "t", undefined) as T;
+    return JSON.parse(reply.data) as T;
+  }
+
   private waited(event: string, kind: string, value: JsonValue | undefined): JsonValue | undefined {
     if (kind === "t")
       throw new EventTimeoutError(event, `no signal for "${event}" came before the wait's timeout (job ${this.jid})`);
@@ -133,7 +145,8 @@ export abstract class DurableJob extends Job {
     const journal = await this.journal();
     const { position, entry } = journal.next(name);
     const until = entry ? Number(entry.value) : Math.ceil(untilMs / 1000);
-    if (Date.now() / 1000 >= until) {
+    // In a test mode (a journal in memory) a sleep ends at once.
+    if (Date.now() / 1000 >= until || journal instanceof MemoryJournal) {
       if (!entry) await journal.record(name, position, "u", until);
       return;
     }
@@ -157,7 +170,13 @@ export abstract class DurableJob extends Job {
   private async journal(): Promise<Journal> {
     if (!this.jid) throw new ArgumentError("a durable job needs a jid: run it through a worker or set `jid` first");
     if (!this[JOURNAL]) {
-      const journal = new Journal(defaultClient().redis, this.jid, (this.constructor as typeof DurableJob).journalTtl);
+      const client = defaultClient();
+      const ttl = (this.constructor as typeof DurableJob).journalTtl;
+      // tsq/testing's fake and inline modes take the default client's pushes: the journal is in memory.
+      const diversion = activeDiversion(client);
+      const journal = diversion
+        ? new MemoryJournal(diversion, this.jid, ttl)
+        : new Journal(client.redis, this.jid, ttl);
       await journal.load();
       this[JOURNAL] = journal;
     }

@@ -35,9 +35,9 @@ export interface Entry {
 
 export class Journal {
   readonly key: string;
-  private fields: Record<string, string> = {};
+  protected fields: Record<string, string> = {};
   /** position -> step name, as recorded. */
-  private readonly names = new Map<number, string>();
+  protected readonly names = new Map<number, string>();
   private position = 0;
   private readonly used = new Set<string>();
 
@@ -51,6 +51,11 @@ export class Journal {
 
   async load(): Promise<void> {
     this.fields = await this.redis.hgetall(this.key);
+    this.index();
+  }
+
+  /** Fills `names` from `fields`. */
+  protected index(): void {
     for (const [field, text] of Object.entries(this.fields)) {
       if (!field.startsWith("s:")) continue;
       this.names.set(parseEntry(this.key, field, text).position, field.slice(2));

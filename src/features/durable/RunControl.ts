@@ -15,6 +15,7 @@
 import type { Logger } from "../../platform/logger.js";
 import type { JobPayload } from "../../wire/payload.js";
 import { toError } from "../../server/JobRetry.js";
+import { longTimeout } from "../../platform/util/longTimer.js";
 import { JobCancelledError, JobTimeoutError } from "./errors.js";
 
 /** Seconds a job has to settle after its abort before it is abandoned (per class: `static abortGrace`). */
@@ -34,8 +35,9 @@ interface Running {
   readonly control: AbortController;
   readonly jid: string;
   readonly graceMs: number;
-  timer?: NodeJS.Timeout;
-  graceTimer?: NodeJS.Timeout;
+  /** Cancel the timeout's and the grace's timers (longTimeout: a timeout of a month is a month). */
+  timer?: () => void;
+  graceTimer?: () => void;
   /** Ends the wait for the job with "abandoned"; unset once the wait has ended. */
   abandon?: () => void;
 }
@@ -89,16 +91,16 @@ export class RunControl {
     holder.current = entry;
     const { timeout } = limits;
     if (timeout !== undefined) {
-      entry.timer = setTimeout(
-        () => abort(entry, new JobTimeoutError(`the job ran past its timeout of ${timeout} s`)),
+      entry.timer = longTimeout(
         timeout * 1000,
+        () => abort(entry, new JobTimeoutError(`the job ran past its timeout of ${timeout} s`)),
+        true,
       );
-      entry.timer.unref();
     }
     return new Promise<boolean>((resolve, reject) => {
       const release = () => {
-        clearTimeout(entry.timer);
-        clearTimeout(entry.graceTimer);
+        entry.timer?.();
+        entry.graceTimer?.();
         entry.abandon = undefined;
         if (holder.current === entry) holder.current = undefined;
         if (control.signal.aborted) this.running.delete(control);
@@ -161,8 +163,7 @@ export class RunControl {
 function abort(entry: Running, reason: JobCancelledError | JobTimeoutError): void {
   if (entry.control.signal.aborted) return;
   entry.control.abort(reason);
-  entry.graceTimer = setTimeout(() => entry.abandon?.(), entry.graceMs);
-  entry.graceTimer.unref();
+  entry.graceTimer = longTimeout(entry.graceMs, () => entry.abandon?.(), true);
 }
 
 function ours(reason: unknown): boolean {

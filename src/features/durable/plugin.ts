@@ -13,7 +13,7 @@ import { Journal } from "./Journal.js";
 import { ABORT_GRACE, RunControl } from "./RunControl.js";
 import { CancelListener } from "./CancelListener.js";
 import { Suspended } from "./errors.js";
-import { ArgumentError } from "../../wire/errors.js";
+import { checkDuration } from "../../platform/util/longTimer.js";
 
 /** A class's `static timeout` and `static abortGrace`, in seconds. */
 interface Timed {
@@ -30,6 +30,8 @@ export const durable = definePlugin({
       (work) => ctx.state.abandon(work),
     );
     const anyDurable = ctx.registry.names().some((name) => ctx.registry.get(name)?.prototype instanceof DurableJob);
+    // A class's own limits are code: a bad one stops the worker at start, naming the class.
+    for (const name of ctx.registry.names()) checkClassLimits(name, ctx.registry.get(name) as Timed | undefined);
     const suspended = new WeakSet<JobPayload>();
     const aroundDurable = async (
       run: () => Promise<unknown>,
@@ -90,17 +92,29 @@ function limitsOf(
 ): { timeout: number | undefined; grace: number } {
   const klass = instance.constructor as Timed;
   const timeout = seconds(job.timeout ?? klass.timeout, "timeout", job, ctx);
-  const grace = seconds(klass.abortGrace, "abortGrace", job, ctx) ?? ABORT_GRACE;
+  const grace = seconds(klass.abortGrace, "abortGrace", job, ctx, true) ?? ABORT_GRACE;
   return { timeout, grace };
 }
 
-function seconds(value: unknown, what: string, job: JobPayload, ctx: ServerContext): number | undefined {
+function seconds(value: unknown, what: string, job: JobPayload, ctx: ServerContext, zero = false): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === "number" && Number.isFinite(value) && value > 0) return value;
-  // A bad value from a payload is someone else's text: report it and run without the limit.
-  ctx.logger.warn(
-    { [what]: JSON.stringify(value)?.slice(0, 50) },
-    new ArgumentError(`${what} must be seconds > 0 (job ${job.jid}); running without it`).message,
-  );
-  return undefined;
+  try {
+    return checkDuration(value, { what: `${what} (job ${job.jid})`, zero, fix: "running without it" });
+  } catch (error) {
+    // A bad value from a payload is someone else's text: report it and run without the limit.
+    ctx.logger.warn({ [what]: JSON.stringify(value)?.slice(0, 50) }, (error as Error).message);
+    return undefined;
+  }
+}
+
+/** Throws an ArgumentError naming the class when its `static timeout` or `static abortGrace` is no duration. */
+function checkClassLimits(name: string, klass: Timed | undefined): void {
+  if (klass?.timeout !== undefined)
+    checkDuration(klass.timeout, { what: `${name}.timeout`, fix: "leave it out for no timeout" });
+  if (klass?.abortGrace !== undefined)
+    checkDuration(klass.abortGrace, {
+      what: `${name}.abortGrace`,
+      zero: true, // 0: abandoned as soon as aborted
+      fix: `leave it out for the default of ${ABORT_GRACE} s`,
+    });
 }

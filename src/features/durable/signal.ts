@@ -9,9 +9,11 @@ import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
 import { defineScripts } from "../../platform/redis/scripts.js";
 import { DEFAULTS } from "../../platform/config/defaults.js";
+import { MAX_DURATION_SECONDS } from "../../platform/util/longTimer.js";
 import { formatTimestampJson, nowStamp, type TimestampFormat } from "../../wire/timestamps.js";
 import type { JsonValue } from "../../wire/payload.js";
 import { wake } from "./parking.js";
+import { activeDiversion, signalInMemory } from "./memory.js";
 
 export interface SignalOptions {
   /** Seconds the signal is kept for waits that start later (default 7 days). */
@@ -30,11 +32,16 @@ export async function signal(event: string, data: JsonValue = null, options: Sig
       `signal(event, data) needs an event name of 1 to 500 characters, got ${JSON.stringify(event)}`,
     );
   const retention = options.retention ?? SIGNAL_RETENTION;
-  if (!Number.isInteger(retention) || retention < 1)
-    throw new ArgumentError(`signal's retention is whole seconds >= 1, got ${String(retention)}`);
+  if (!Number.isInteger(retention) || retention < 1 || retention > MAX_DURATION_SECONDS)
+    throw new ArgumentError(
+      `signal's retention is whole seconds from 1 to ${MAX_DURATION_SECONDS} (10 years), got ${String(retention)}`,
+    );
   const text = JSON.stringify(data);
   if (text === undefined) throw new ArgumentError(`signal("${event}", data): data must be JSON (got ${typeof data})`);
   const client = options.redis ? undefined : defaultClient();
+  // tsq/testing's fake and inline modes: the parked jobs are in the test controller's memory.
+  const diversion = client && activeDiversion(client);
+  if (diversion) return signalInMemory(diversion, event, text);
   const redis = options.redis ? defineScripts(options.redis) : client!.redis;
   // With client middleware, a due job must pass through it as the poller pushes it (Sidekiq re-pushes
   // scheduled jobs through the client): "" leaves the woken jobs due in `schedule` for the poller.

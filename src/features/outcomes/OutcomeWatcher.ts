@@ -24,6 +24,7 @@ import type { Redis } from "ioredis";
 import { OUTCOMES, resultKey } from "../../wire/keys.js";
 import { ArgumentError } from "../../wire/errors.js";
 import { sleep } from "../../platform/util/sleep.js";
+import { checkDuration, longTimeout } from "../../platform/util/longTimer.js";
 import { defaultClient } from "../../client/defaultClient.js";
 import type { Client } from "../../client/Client.js";
 import { WaitTimeoutError } from "./errors.js";
@@ -84,9 +85,7 @@ export class OutcomeWatcher {
   async wait(jid: string, options: WaitOptions): Promise<JobResult> {
     if (typeof jid !== "string" || jid === "")
       throw new ArgumentError("waitUntilFinished(jid): jid must be a non-empty string");
-    const timeout = options?.timeout;
-    if (typeof timeout !== "number" || !(timeout > 0) || !Number.isFinite(timeout))
-      throw new ArgumentError("waitUntilFinished(jid, { timeout }): timeout must be a positive number of seconds");
+    const timeout = checkDuration(options?.timeout, { what: "waitUntilFinished(jid, { timeout })" });
     const final = options.final ?? false;
     if (typeof final !== "boolean")
       throw new ArgumentError("waitUntilFinished(jid, { final }): final must be true or false");
@@ -96,7 +95,7 @@ export class OutcomeWatcher {
       const finish = (outcome: JobResult | Error): void => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        cancelTimer();
         this.unregister(jid, listener);
         if (outcome instanceof Error) reject(outcome);
         else resolve(outcome);
@@ -116,7 +115,8 @@ export class OutcomeWatcher {
         }, finish);
       };
       const listener: Listener = (event) => lookup(event);
-      const timer = setTimeout(() => finish(new WaitTimeoutError(jid, timeout, retryPending)), timeout * 1000);
+      // Chained past setTimeout's 24.8 days: a wait of a month rejects after a month, not at once.
+      const cancelTimer = longTimeout(timeout * 1000, () => finish(new WaitTimeoutError(jid, timeout, retryPending)));
       // Registered before the key is read (see the header): an end after this point reaches `listener`.
       let set = this.waits.get(jid);
       if (!set) this.waits.set(jid, (set = new Set()));

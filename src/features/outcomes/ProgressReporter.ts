@@ -37,15 +37,7 @@ export class ProgressReporter {
 
   /** Records the progress now; writes it now or when this job's second is up. */
   report(n: number, data?: unknown): void {
-    if (typeof n !== "number" || !Number.isFinite(n))
-      throw new ArgumentError(`progress(n, data?): n must be a finite number (got ${String(n)})`);
-    const progress: Progress = { n, at: nowSeconds() };
-    if (data !== undefined) {
-      const json = JSON.stringify(data) as string | undefined;
-      if (json === undefined || Buffer.byteLength(json) > MAX_DATA_BYTES)
-        throw new ArgumentError(`progress(n, data): data must be JSON of at most ${MAX_DATA_BYTES} bytes`);
-      progress.data = JSON.parse(json) as unknown;
-    }
+    const progress = checkedProgress(n, data);
     const slot = this.ctx.state.slotOf(this.jid);
     if (!slot || this.closed) return;
     slot.entry.progress = progress;
@@ -79,4 +71,18 @@ export class ProgressReporter {
       .exec()
       .catch((error: unknown) => this.ctx.logger.warn({ err: error }, "could not write the job's progress"));
   }
+}
+
+/** A report as stored (`data` through JSON), or an ArgumentError saying what is wrong with it. */
+export function checkedProgress(n: number, data?: unknown): Progress {
+  if (typeof n !== "number" || !Number.isFinite(n))
+    throw new ArgumentError(`progress(n, data?): n must be a finite number (got ${String(n)})`);
+  const progress: Progress = { n, at: nowSeconds() };
+  if (data !== undefined) {
+    const json = JSON.stringify(data) as string | undefined;
+    if (json === undefined || Buffer.byteLength(json) > MAX_DATA_BYTES)
+      throw new ArgumentError(`progress(n, data): data must be JSON of at most ${MAX_DATA_BYTES} bytes`);
+    progress.data = JSON.parse(json) as unknown;
+  }
+  return progress;
 }

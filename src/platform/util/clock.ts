@@ -4,6 +4,7 @@
  * polling) can be driven by hand in tests instead of waiting seconds of real time.
  */
 import { performance } from "node:perf_hooks";
+import { longTimeout } from "./longTimer.js";
 
 export interface Clock {
   /** Wall-clock epoch milliseconds: job timestamps, due times, cron ticks. */
@@ -17,16 +18,9 @@ export interface Clock {
   after(ms: number, fn: () => void, unref?: boolean): () => void;
 }
 
-/** setTimeout takes at most 2^31-1 ms (24.8 days); longer waits fire then and the caller re-arms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** The process's own clock: Date.now, performance.now and setTimeout. */
+/** The process's own clock: Date.now, performance.now and setTimeout (chained past 24.8 days: longTimer.ts). */
 export const SYSTEM_CLOCK: Clock = Object.freeze({
   now: () => Date.now(),
   monotonic: () => performance.now(),
-  after(ms: number, fn: () => void, unref = false): () => void {
-    const timer = setTimeout(fn, Math.min(Math.max(ms, 0), MAX_TIMER_MS));
-    if (unref) timer.unref();
-    return () => clearTimeout(timer);
-  },
+  after: (ms: number, fn: () => void, unref = false): (() => void) => longTimeout(ms, fn, unref),
 });
