@@ -1,11 +1,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
+import { tsqctl as runTsqctl } from "../helpers/tsqctl.js";
 import { freePort, useRedis } from "../helpers/redis.js";
 
 const redis = useRedis();
-const BIN = fileURLToPath(new URL("../../../bin/tsqctl.js", import.meta.url));
 
 interface Run {
   exitCode: number;
@@ -13,16 +11,10 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `node bin/tsqctl.js ...args` against the private Redis (or the given REDIS_URL). */
+/** Runs tsqctl (in this process) against the private Redis (or the given REDIS_URL). */
 async function tsqctl(args: string[], env: Record<string, string> = {}): Promise<Run> {
   if (!redis.url) throw new Error("the private Redis is not running; refusing to run tsqctl against a default Redis");
-  const result = await execa(process.execPath, [BIN, ...args], {
-    env: { REDIS_URL: redis.url, ...env },
-    reject: false,
-    timeout: 30_000,
-    stripFinalNewline: false,
-  });
-  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+  return runTsqctl(args, { REDIS_URL: redis.url, ...env }, { stripFinalNewline: false });
 }
 
 type Stored = Record<string, unknown>;

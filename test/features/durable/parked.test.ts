@@ -6,8 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
+import { tsqctl as runTsqctl } from "../../helpers/tsqctl.js";
 import { useRedis } from "../../helpers/redis.js";
 import { testLauncher } from "../../helpers/context.js";
 import { eventually } from "../../helpers/tsqProcess.js";
@@ -17,12 +16,11 @@ import { SleepyJob, WaitingJob } from "../../jobs/durableJobs.js";
 import { startWeb, WebSession, HOSTILE_TEXT } from "../../admin/web/webHelpers.js";
 
 const handle = useRedis();
-const BIN = fileURLToPath(new URL("../../../../bin/tsqctl.js", import.meta.url));
 const ESC_EVENT = "pay\x1b]52;c;aGk=\x07\u202e:1";
 const HOSTILE_JID = "bad0bad0bad0bad0bad0bad0";
 
 function tsqctl(args: string[]) {
-  return execa(process.execPath, [BIN, ...args], { env: { REDIS_URL: handle.url }, reject: false, timeout: 30_000 });
+  return runTsqctl(args, { REDIS_URL: handle.url });
 }
 
 /** A worker parks one job on an event and puts one to sleep; a hostile entry is written by hand. */

@@ -6,21 +6,21 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { join } from "node:path";
 import { promisify } from "node:util";
+import { tsqctl as runTsqctl } from "../../helpers/tsqctl.js";
 import { Queue } from "../../../src/admin/api/index.js";
 import { useRedis } from "../../helpers/redis.js";
 import { requireRubySidekiq } from "../../helpers/ruby.js";
-import { ROOT, TEST_JOBS, eventually, startTsq } from "../../helpers/tsqProcess.js";
+import { TEST_JOBS, eventually, startTsq } from "../../helpers/tsqProcess.js";
 import { pushJobs } from "../../helpers/fixtures.js";
 import { sleep } from "../../../src/platform/util/sleep.js";
 
 const handle = useRedis();
-const CTL = join(ROOT, "bin/tsqctl.js");
 
 async function tsqctl(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [CTL, ...args, "--redis-url", handle.url]);
-  return stdout;
+  const run = await runTsqctl([...args, "--redis-url", handle.url], {}, { stripFinalNewline: false });
+  assert.equal(run.exitCode, 0, `tsqctl ${args.join(" ")}: ${run.stderr}`);
+  return run.stdout;
 }
 
 /** Queues of the jobs that ran so far (RecordJob appends to `ran`). */

@@ -1,8 +1,7 @@
 /** `tsqctl batches`, `tsqctl batch <bid>` and the admin API's BatchSet, over batches made by the client. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
+import { tsqctl as runTsqctl } from "../../../helpers/tsqctl.js";
 import { Client } from "../../../../src/client/Client.js";
 import { Batch } from "../../../../src/features/flow/batches/index.js";
 import { applyBatchEvent } from "../../../../src/features/flow/batches/events.js";
@@ -10,10 +9,9 @@ import { BatchSet } from "../../../../src/admin/api/index.js";
 import { useRedis } from "../../../helpers/redis.js";
 
 const handle = useRedis();
-const BIN = fileURLToPath(new URL("../../../../../bin/tsqctl.js", import.meta.url));
 
 function tsqctl(args: string[]) {
-  return execa(process.execPath, [BIN, ...args], { env: { REDIS_URL: handle.url }, reject: false, timeout: 30_000 });
+  return runTsqctl(args, { REDIS_URL: handle.url });
 }
 
 async function twoBatches(client: Client): Promise<{ done: string; open: string; dead: string }> {

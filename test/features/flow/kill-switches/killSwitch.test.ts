@@ -7,8 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
+import { tsqctl as runTsqctl } from "../../../helpers/tsqctl.js";
 import { Client } from "../../../../src/client/Client.js";
 import { KILL_SWITCHES, SCHEDULE, queueKey } from "../../../../src/wire/keys.js";
 import { parseSwitch } from "../../../../src/features/flow/kill-switches/switches.js";
@@ -18,14 +17,9 @@ import { scratchDir } from "../../../helpers/fixtures.js";
 import { TEST_JOBS, eventually, startTsq } from "../../../helpers/tsqProcess.js";
 
 const redis = useRedis();
-const TSQCTL = fileURLToPath(new URL("../../../../../bin/tsqctl.js", import.meta.url));
 
 async function tsqctl(...args: string[]): Promise<string> {
-  const run = await execa(process.execPath, [TSQCTL, ...args], {
-    env: { REDIS_URL: redis.url },
-    reject: false,
-    timeout: 30_000,
-  });
+  const run = await runTsqctl(args, { REDIS_URL: redis.url });
   assert.equal(run.exitCode, 0, `tsqctl ${args.join(" ")}: ${run.stderr}`);
   return String(run.stdout);
 }
