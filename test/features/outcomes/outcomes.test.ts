@@ -140,6 +140,8 @@ test("a wait with no end in sight rejects with WaitTimeoutError after its timeou
     /timeout must be a positive number of seconds/,
   );
   await assert.rejects(waitUntilFinished("", { timeout: 1, client: c }), /jid must be a non-empty string/);
+  // performAsync's null (a dropped push) is accepted by the types and refused by name.
+  await assert.rejects(waitUntilFinished(null, { timeout: 1, client: c }), /jid is null, so no job was pushed/);
 });
 
 test("subscribers get the ends of the classes they name", async (t) => {
