@@ -52,9 +52,11 @@ function knownKeys(): Map<string, string> {
  */
 export function jobOptionTypo(className: string, options: object | undefined, where: string): string | undefined {
   if (options === undefined || options === null || typeof options !== "object") return undefined;
+  const given = Object.keys(options);
+  if (given.length === 0) return undefined; // most pushes: `performAsync` without `set`
   const keys = knownKeys();
   if (clean.has(options)) return undefined;
-  for (const key of Object.keys(options)) {
+  for (const key of given) {
     const snake = toSnakeCase(key);
     if (keys.has(snake)) continue;
     let near = verdicts.get(snake);
