@@ -22,6 +22,8 @@ const declared = new Set<ClientPlugin>();
 let known: { snake: Map<string, string>; defaults: readonly ClientPlugin[] } | undefined;
 /** Verdicts on unknown keys already looked at (an app's custom options recur on every push); bounded. */
 const verdicts = new Map<string, string | undefined>();
+/** Keys as given → snake_case: the same few keys come with every push, a regex each is not needed. */
+const snakeOf = new Map<string, string>();
 const MAX_VERDICTS = 1_000;
 /** Options objects (a class's `static options`) found clean against the current known keys: checked once. */
 let clean = new WeakSet<object>();
@@ -48,7 +50,9 @@ function knownKeys(): Map<string, string> {
 
 /**
  * The message refusing the first key of `options` that is a near miss of a known option, or undefined:
- * "HardJob: unknown job option `queu` in static options (did you mean `queue`?) ...".
+ * "HardJob: unknown job option `queu` in static options (did you mean `queue`?) ...". A class's
+ * `static options` (`where` "static options") is checked once; a fresh `set({...})` object every time
+ * (remembering those would cost a WeakSet entry per push, ~2.5 µs).
  */
 export function jobOptionTypo(className: string, options: object | undefined, where: string): string | undefined {
   if (options === undefined || options === null || typeof options !== "object") return undefined;
@@ -57,7 +61,11 @@ export function jobOptionTypo(className: string, options: object | undefined, wh
   const keys = knownKeys();
   if (clean.has(options)) return undefined;
   for (const key of given) {
-    const snake = toSnakeCase(key);
+    let snake = snakeOf.get(key);
+    if (snake === undefined) {
+      if (snakeOf.size >= MAX_VERDICTS) snakeOf.clear();
+      snakeOf.set(key, (snake = toSnakeCase(key)));
+    }
     if (keys.has(snake)) continue;
     let near = verdicts.get(snake);
     if (!verdicts.has(snake)) {
@@ -74,6 +82,6 @@ export function jobOptionTypo(className: string, options: object | undefined, wh
         "A custom option must differ from a known one by more than 2 letters."
       );
   }
-  clean.add(options);
+  if (where === "static options") clean.add(options);
   return undefined;
 }
