@@ -4,11 +4,16 @@
  */
 import { useDefaultPlugins } from "./client/defaultPlugins.js";
 import { builtinPlugins } from "./plugins.js";
-// The job options these features merge into JobOptions (`uniqueFor`, `lock`, `expiresIn`) reach an
-// app's types through these imports: a declaration file keeps a bare import, not one used for values.
+// What the features merge into JobOptions and Job (`uniqueFor`, `lock`, `expiresIn`, `result`,
+// `this.progress`, `this.batch`, `this.workflow`, `this.activeJob`) reaches an app's types through these
+// bare imports: a declaration file keeps a bare import, not one used only for values (plugins.ts's).
+// A test (test/types/types.test.ts) checks that every plugin.ts with a `declare module` is here.
 import "./features/locks/enterprise-unique-jobs/plugin.js";
 import "./features/locks/sidekiq-unique-jobs/plugin.js";
 import "./features/flow/expiry/plugin.js";
+import "./features/flow/batches/plugin.js";
+import "./features/outcomes/plugin.js";
+import "./features/activejob/plugin.js";
 
 useDefaultPlugins(builtinPlugins());
 

@@ -25,7 +25,8 @@ import { normalizeItem } from "./normalize.js";
 import { defaultPlugins } from "./defaultPlugins.js";
 import { clientEventBus, type ClientEventBus } from "./events.js";
 import type { ClientHooks, ClientMiddlewareArgs, ClientPlugin, PreparedJob, PushDiversion } from "./plugin.js";
-import type { ClientOptions } from "./ClientOptions.js";
+import { refuseUnknownClientSettings, type ClientOptions } from "./ClientOptions.js";
+import { rememberJobOptionsOf } from "./jobOptionKeys.js";
 
 export type { ClientMiddlewareArgs, PreparedJob } from "./plugin.js";
 
@@ -59,9 +60,11 @@ export class Client {
   private readonly commandTimeoutMs: number | undefined;
 
   constructor(options: ClientOptions = {}) {
+    refuseUnknownClientSettings(options);
     this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
     this.commandTimeoutMs = options.commandTimeoutMs;
     this.plugins = options.plugins ?? defaultPlugins();
+    rememberJobOptionsOf(this.plugins);
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
     this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings, events: this.events }) ?? []);
     this.holdsWrites = this.hooks.some((hook) => hook.writePath);

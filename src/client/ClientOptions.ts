@@ -7,6 +7,8 @@ import type { TsqRedis } from "../platform/redis/connection.js";
 import type { ShardMap } from "../platform/shards/ShardMap.js";
 import type { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import type { ClientMiddlewareArgs, ClientPlugin } from "./plugin.js";
+import { ArgumentError } from "../wire/errors.js";
+import { refuseUnknownSettings } from "../platform/util/unknownKeys.js";
 
 export interface ClientOptions {
   /** A connection to share, or a Redis URL (default: REDIS_URL, then redis://127.0.0.1:6379/0). */
@@ -54,4 +56,32 @@ export interface ClientOptions {
    * only pushes in tsq/testing's fake or inline mode never opens a connection). Ignored with reliable push.
    */
   lazyConnect?: boolean;
+}
+
+/** Every setting a Client knows: anything else is a typo, refused by name. */
+const KNOWN = [
+  "redis",
+  "middleware",
+  "sidekiqVersion",
+  "maxPayloadBytes",
+  "compressThresholdBytes",
+  "maxInflatedBytes",
+  "router",
+  "shards",
+  "reliablePush",
+  "concurrencyLimits",
+  "commandTimeoutMs",
+  "plugins",
+  "connectTimeout",
+  "lazyConnect",
+] as const satisfies readonly (keyof ClientOptions)[];
+// A ClientOptions key missing from KNOWN fails to compile here.
+const everySetting: Exclude<keyof ClientOptions, (typeof KNOWN)[number]> extends never ? true : never = true;
+void everySetting;
+
+/** Throws ArgumentError naming the first key of `new Client(options)` that is no setting (a typo from JavaScript). */
+export function refuseUnknownClientSettings(options: ClientOptions): void {
+  if (options === null || typeof options !== "object" || Array.isArray(options))
+    throw new ArgumentError("new Client(options): options must be an object");
+  refuseUnknownSettings("Client", options, KNOWN);
 }

@@ -14,6 +14,7 @@ import { ArgumentError } from "../wire/errors.js";
 import type { Client } from "./Client.js";
 import { EPOCH_THRESHOLD } from "./Client.js";
 import { defaultClient } from "./defaultClient.js";
+import { jobOptionTypo } from "./jobOptionKeys.js";
 import { jobNameOf, wireOptions, type JobClassLike, type JobOptions } from "./options.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import type { JobPayload } from "../wire/payload.js";
@@ -95,6 +96,8 @@ export class Setter<C extends JobClass> {
 
   private wire(): Record<string, unknown> {
     const { wait: _w, waitUntil: _u, client: _c, ...jobOptions } = this.options;
+    const typo = jobOptionTypo(jobNameOf(this.klass), jobOptions, "set({...})");
+    if (typo) throw new ArgumentError(typo);
     return { ...wireOptions(this.klass.options), ...wireOptions(jobOptions) };
   }
 

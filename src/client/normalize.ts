@@ -8,6 +8,7 @@ import { inheritSource, newJid, type JobPayload } from "../wire/payload.js";
 import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
 import { attributeFields, type WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import { attachJobClass } from "./jobClasses.js";
+import { jobOptionTypo } from "./jobOptionKeys.js";
 import { jobNameOf, wireOptions, type JobClassLike } from "./options.js";
 import type { PushItem } from "./options.js";
 
@@ -27,7 +28,10 @@ export function normalizeItem(item: PushItem, router: WorkerRouter, format: Time
   const className = jobNameOf(klass);
   if (className === "") throw new ArgumentError('push: "class" must not be empty');
   if (!Array.isArray(fields.args)) throw new ArgumentError(`push: args for ${className} must be an array`);
-  const classOptions = typeof klass === "string" ? {} : wireOptions((klass as JobClassLike).options);
+  const options = typeof klass === "string" ? undefined : (klass as JobClassLike).options;
+  const typo = jobOptionTypo(className, options, "static options");
+  if (typo) throw new ArgumentError(typo);
+  const classOptions = wireOptions(options);
   // Worker attributes (routed queue, job version) sit below the class's options and the push's fields.
   const attributes = attributeFields(klass, router);
   const job = { class: className, ...JOB_DEFAULTS, ...attributes, ...classOptions, ...fields } as JobPayload;

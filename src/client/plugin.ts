@@ -114,6 +114,11 @@ export interface ClientHooks {
 /** The part of a plug-in a Client reads. */
 export interface ClientPlugin {
   readonly name: string;
+  /**
+   * The job options this feature reads, as written in `static options` (camelCase): known keys, so a
+   * near-miss typo of one is refused at push and registration (client/jobOptionKeys.ts).
+   */
+  readonly jobOptions?: readonly string[];
   /** Hooks for one Client; undefined when the plug-in adds nothing to pushes. */
   client?(setup: ClientSetup): ClientHooks | undefined;
 }

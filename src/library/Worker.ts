@@ -20,9 +20,10 @@ import { Registry } from "../server/Registry.js";
 import type { Plugin } from "../server/plugin.js";
 import { displayClass } from "../wire/payload.js";
 import type { WorkerOptions } from "../platform/config/options.js";
-import { jobClassesOf, workerOptionsOf, type WorkerConfig } from "./workerConfig.js";
 import { checkDuration } from "../platform/util/longTimer.js";
 import { MAX_TIMEOUT } from "../platform/config/bounds.js";
+import { rememberJobOptionsOf } from "../client/jobOptionKeys.js";
+import { jobClassesOf, refuseUnknownWorkerSettings, workerOptionsOf, type WorkerConfig } from "./workerConfig.js";
 
 export type { WorkerConfig } from "./workerConfig.js";
 
@@ -60,6 +61,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     super();
     if (config === null || typeof config !== "object")
       throw new TypeError("new Worker(config): config must be an object");
+    refuseUnknownWorkerSettings(config);
+    if (config.plugins) rememberJobOptionsOf(config.plugins); // their options are known to the registry's check
     const registry = new Registry();
     for (const klass of jobClassesOf(config.jobs)) registry.register(klass);
     this.launcher = Worker.launch(workerOptionsOf(config), registry, config.logger, config.plugins, {

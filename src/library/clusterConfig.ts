@@ -9,6 +9,7 @@ import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ArgumentError, ConfigError } from "../wire/errors.js";
+import { refuseUnknownSettings } from "../platform/util/unknownKeys.js";
 import { BOUNDS, describeBound, showNumber, withinBound, type BoundName } from "../platform/config/bounds.js";
 import { checkGroup } from "../cluster/groups.js";
 import { CONCURRENCY_DEFAULTS } from "../cluster/concurrency.js";
@@ -121,15 +122,12 @@ export function clusterOptionsOf(config: ClusterConfig): ClusterOptions {
 }
 
 function refuseUnknown(config: object): void {
-  for (const key of Object.keys(config)) {
-    if ((KNOWN as readonly string[]).includes(key)) continue;
-    if (key === "jobs")
-      throw new ArgumentError(
-        "Cluster: `jobs` is not a Cluster setting: children are separate processes and load the job module " +
-          'themselves; give its path as `require` (e.g. require: new URL("./jobs.js", import.meta.url))',
-      );
-    throw new ArgumentError(`Cluster: unknown setting \`${key}\`; the settings are ${KNOWN.join(", ")}`);
-  }
+  if (Object.hasOwn(config, "jobs"))
+    throw new ArgumentError(
+      "Cluster: `jobs` is not a Cluster setting: children are separate processes and load the job module " +
+        'themselves; give its path as `require` (e.g. require: new URL("./jobs.js", import.meta.url))',
+    );
+  refuseUnknownSettings("Cluster", config, KNOWN);
 }
 
 /** The job module's absolute path; classes are refused with the reason, a missing file by its path. */

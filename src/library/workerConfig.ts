@@ -5,6 +5,7 @@
  * camelCase).
  */
 import { ArgumentError } from "../wire/errors.js";
+import { refuseUnknownSettings } from "../platform/util/unknownKeys.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import {
   BOUNDS,
@@ -50,6 +51,30 @@ export interface WorkerConfig {
   tag?: string;
   /** Any other worker setting (config-file keys in camelCase, e.g. `{ heartbeatInterval: 5 }`). */
   options?: Partial<WorkerOptions>;
+}
+
+/** Every setting a Worker knows: anything else is a typo, refused by name. */
+const KNOWN = [
+  "redis",
+  "jobs",
+  "queues",
+  "concurrency",
+  "fetch",
+  "timeout",
+  "jobFactory",
+  "configure",
+  "plugins",
+  "logger",
+  "tag",
+  "options",
+] as const satisfies readonly (keyof WorkerConfig)[];
+// A WorkerConfig key missing from KNOWN fails to compile here.
+const everySetting: Exclude<keyof WorkerConfig, (typeof KNOWN)[number]> extends never ? true : never = true;
+void everySetting;
+
+/** Throws ArgumentError naming the first key of `new Worker(config)` that is no setting (a typo from JavaScript). */
+export function refuseUnknownWorkerSettings(config: object): void {
+  refuseUnknownSettings("Worker", config, KNOWN);
 }
 
 export function jobClassesOf(jobs: WorkerConfig["jobs"]): RunnableClass[] {

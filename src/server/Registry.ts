@@ -7,6 +7,7 @@ import { pathToFileURL } from "node:url";
 import { ConfigError } from "../wire/errors.js";
 import type { JobOptions } from "../client/options.js";
 import { rememberJobClass } from "../client/jobClasses.js";
+import { jobOptionTypo } from "../client/jobOptionKeys.js";
 import { workerAttributes, type WorkerAttributes } from "../platform/attributes/attributes.js";
 
 /** What a job class builds: anything with a `perform` method. */
@@ -47,6 +48,8 @@ export class Registry {
     // Checked here, at startup: a bad attribute (memory-bound + high urgency, a typo) names the class now,
     // not at its first push.
     workerAttributes(klass, name);
+    const typo = jobOptionTypo(name, klass.options, "static options");
+    if (typo) throw new ConfigError(typo);
     this.classes.set(name, klass);
     rememberJobClass(name, klass); // so pushes by name from this process (the poller) see its attributes
     return name;

@@ -154,7 +154,10 @@ test("bad settings are named before anything starts", () => {
       () => new Cluster({ ...config(), ...extra }),
       (error: unknown) => error instanceof ArgumentError && message.test(error.message),
     );
-  bad({ proceses: 2 }, /unknown setting `proceses`; the settings are redis, .*processes/);
+  bad(
+    { proceses: 2 },
+    /unknown setting `proceses` \(did you mean `processes`\?\); the settings are redis, .*processes/,
+  );
   bad({ jobs: [RecordJob] }, /`jobs` is not a Cluster setting: children are separate processes.*`require`/);
   bad(
     { require: [RecordJob] },

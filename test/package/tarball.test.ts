@@ -11,10 +11,21 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
+import { blockErrors, docBlocks, docFiles } from "./docBlocks.js";
 import { ROOT } from "../helpers/tsqProcess.js";
 
 const handle = useRedis();
@@ -51,6 +62,7 @@ function run(dir: string, args: string[]): { status: number | null; stdout: stri
 
 /** Links `node_modules/<name>` of the app to this project's copy: the app's own dev dependency in real life. */
 function linkDevDependency(dir: string, name: string): void {
+  if (existsSync(join(dir, "node_modules", name))) return;
   mkdirSync(dirname(join(dir, "node_modules", name)), { recursive: true });
   symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
 }
@@ -156,7 +168,7 @@ const MODE_TESTS = [
   "inline: perform has run when the push resolves; a Date argument fails as in production",
 ];
 
-test("the tarball holds the compiled package and its docs, no screenshots, no maps without their sources", () => {
+test("the tarball holds the compiled package and its docs, no screenshots, no source map pointing at a missing file", () => {
   const files = listing();
   assert.ok(files.includes("package/dist/src/index.js"));
   assert.ok(files.includes("package/dist/src/index.d.ts"));
@@ -166,12 +178,30 @@ test("the tarball holds the compiled package and its docs, no screenshots, no ma
   );
   assert.ok(!files.some((f) => f.startsWith("package/docs/images/")), "screenshots stay out");
   assert.ok(!files.some((f) => f.startsWith("package/dist/test/")), "tests stay out");
-  const mapped = files.filter((f) => f.endsWith(".js.map"));
-  for (const map of mapped.slice(0, 20)) {
-    const text = execFileSync("tar", ["-xzOf", tarball, map], { encoding: "utf8" });
-    const parsed = JSON.parse(text) as { sources: string[]; sourcesContent?: string[] };
-    assert.equal(parsed.sourcesContent?.length, parsed.sources.length, `${map} carries its sources`);
+  // No source map and no sourceMappingURL pointing at a file the tarball does not have.
+  const unpacked = join(work, "unpacked");
+  mkdirSync(unpacked, { recursive: true });
+  execFileSync("tar", ["-xzf", tarball, "-C", unpacked]);
+  const dangling: string[] = [];
+  for (const file of files.filter((f) => /\.(js|d\.ts|map)$/.test(f))) {
+    const path = join(unpacked, file);
+    const text = readFileSync(path, "utf8");
+    const targets = file.endsWith(".map")
+      ? (JSON.parse(text) as { sources: string[] }).sources
+      : [...text.matchAll(/^\/\/# sourceMappingURL=(\S+)$/gm)].map((m) => m[1]!);
+    for (const target of targets) if (!existsSync(join(dirname(path), target))) dangling.push(`${file} → ${target}`);
   }
+  assert.deepEqual(dangling, [], "maps and map references to files the tarball lacks");
+  // A link of the shipped Markdown to a file (screenshots aside, kept out on purpose) reaches a shipped file.
+  const broken: string[] = [];
+  for (const doc of files.filter((f) => f.endsWith(".md"))) {
+    const text = readFileSync(join(unpacked, doc), "utf8");
+    for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/.test(target!) || /\.(png|svg|gif)$/.test(target!)) continue;
+      if (!existsSync(join(unpacked, dirname(doc), target!))) broken.push(`${doc} → ${target}`);
+    }
+  }
+  assert.deepEqual(broken, [], "links of the shipped docs to files the tarball lacks");
   const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     dependencies: Record<string, string>;
   };
@@ -256,4 +286,39 @@ redis.disconnect();
   assert.match(result.stdout, /ASSET \/assets\/uplot\.min\.css 200 text\/css; charset=utf-8 [1-9]\d+/);
   assert.match(result.stdout, /ASSET \/assets\/charts\.js 200 text\/javascript; charset=utf-8 [1-9]\d+/);
   assert.match(result.stdout, /PAGE loads uplot/);
+});
+
+test("every ```ts block of README.md and docs/*.md compiles in a strict NodeNext app, one import of tsq bringing every feature's types", () => {
+  // The TypeScript app with tsq installed from the tarball, and the web frameworks the blocks mount
+  // the dashboard in; one tsc run over every block, each a module of its own (test/package/docBlocks.ts).
+  const app = esmApp();
+  const frameworks = ["express", "@types/express", "fastify", "koa", "@types/koa", "hono", "@hono/node-server"];
+  for (const name of [...frameworks, "@nestjs/common", "@nestjs/core"]) linkDevDependency(app, name);
+  const dir = join(app, "docs-blocks");
+  const { blocks, skipped } = docBlocks(ROOT, docFiles(ROOT));
+  for (const block of blocks) {
+    mkdirSync(dirname(join(dir, block.file)), { recursive: true });
+    writeFileSync(join(dir, block.file), block.text);
+  }
+  // A Markdown file's blocks that import `./jobs.js` without showing one get README's tour's HardJob.
+  for (const folder of new Set(blocks.map((block) => dirname(block.file)))) {
+    if (!blocks.some((block) => block.file === `${folder}/jobs.ts`))
+      copyFileSync(join(APPS, "docs/jobs.ts"), join(dir, folder, "jobs.ts"));
+  }
+  for (const file of ["prelude.ts", "tsconfig.json"]) copyFileSync(join(APPS, "docs", file), join(dir, file));
+  const tsc = spawnSync(
+    process.execPath,
+    [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", ".", "--pretty", "false"],
+    {
+      cwd: dir,
+      encoding: "utf8",
+    },
+  );
+  const problems = blockErrors(`${tsc.stdout}${tsc.stderr}`, blocks);
+  assert.deepEqual(problems, [], `doc blocks that do not compile:\n${problems.join("\n")}`);
+  assert.ok(blocks.length >= 49, `only ${blocks.length} blocks compiled`);
+  // Each exception says why; the example test files are compiled where they live.
+  assert.ok(skipped.length <= 7, `blocks not compiled:\n${skipped.map((s) => `${s.where}: ${s.reason}`).join("\n")}`);
+  // The blocks that quote a compile error really fail with it (docs/testing.md's typo and Date).
+  assert.ok(blocks.filter((block) => block.expected.length > 0).length >= 2);
 });

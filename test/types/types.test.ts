@@ -77,3 +77,18 @@ test("without the @ts-expect-error lines, each guarded line fails to compile, wi
     rmSync(copy, { recursive: true, force: true });
   }
 });
+
+test("the package root loads every feature's type additions: each plugin.ts that augments tsq is imported bare by src/index.ts", () => {
+  // A declaration file keeps a bare import only; without it an app's `import { Job } from "tsq"` lacks
+  // the options (`result`) and members (`this.progress`) that feature adds.
+  const index = readFileSync(join(root, "src/index.ts"), "utf8");
+  const features = join(root, "src/features");
+  const augmenting = readdirSync(features, { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith("plugin.ts"))
+    .filter((file) => /^declare module /m.test(readFileSync(join(features, file), "utf8")));
+  assert.ok(augmenting.length >= 6, `only ${augmenting.length} plugin.ts files augment tsq`);
+  for (const file of augmenting) {
+    const specifier = `./features/${file.replace(/\\/g, "/").replace(/\.ts$/, ".js")}`;
+    assert.ok(index.includes(`\nimport "${specifier}";`), `src/index.ts does not import "${specifier}"`);
+  }
+});

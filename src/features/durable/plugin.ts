@@ -23,6 +23,8 @@ interface Timed {
 
 export const durable = definePlugin({
   name: "durable",
+  // A push may override the class's `static timeout` (seconds per execution) in its payload.
+  jobOptions: ["timeout"],
   server(ctx) {
     const control = new RunControl(
       ctx.logger,

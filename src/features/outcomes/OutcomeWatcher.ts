@@ -80,9 +80,13 @@ export class OutcomeWatcher {
 
   /**
    * The job's last recorded end (its final one with `final: true`); resolves at once if it ended before
-   * the call.
+   * the call. Takes what `performAsync` resolves to: null (the push was dropped) is refused by name.
    */
-  async wait(jid: string, options: WaitOptions): Promise<JobResult> {
+  async wait(jid: string | null, options: WaitOptions): Promise<JobResult> {
+    if (jid === null)
+      throw new ArgumentError(
+        "waitUntilFinished(jid): jid is null, so no job was pushed (a unique lock or a client middleware dropped it); there is nothing to wait for",
+      );
     if (typeof jid !== "string" || jid === "")
       throw new ArgumentError("waitUntilFinished(jid): jid must be a non-empty string");
     const timeout = checkDuration(options?.timeout, { what: "waitUntilFinished(jid, { timeout })" });

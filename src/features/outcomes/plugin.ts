@@ -8,6 +8,7 @@ import { definePlugin } from "../../server/plugin.js";
 import { OutcomeRecorder } from "./OutcomeRecorder.js";
 import { ProgressReporter } from "./ProgressReporter.js";
 import type { ResultOptions } from "./policy.js";
+import type { JobOptions } from "../../client/options.js";
 
 declare module "../../client/options.js" {
   interface JobOptions {
@@ -28,6 +29,7 @@ declare module "../../client/Job.js" {
 
 export const outcomes = definePlugin({
   name: "outcomes",
+  jobOptions: ["result"] satisfies (keyof JobOptions)[],
   server(ctx) {
     const recorder = new OutcomeRecorder(ctx);
     return {

@@ -1,6 +1,7 @@
 /**
  * `await waitUntilFinished(jid, { timeout })`: the job's end, from any process. Alone it opens one
  * blocking connection for the wait; many concurrent waits should share an OutcomeWatcher (`watcher`).
+ * `jid` may be `performAsync`'s null (a dropped push): the wait rejects with an ArgumentError saying so.
  */
 import type { Client } from "../../client/Client.js";
 import { OutcomeWatcher, type WaitOptions } from "./OutcomeWatcher.js";
@@ -13,7 +14,7 @@ export interface WaitUntilFinishedOptions extends WaitOptions {
   watcher?: OutcomeWatcher;
 }
 
-export async function waitUntilFinished(jid: string, options: WaitUntilFinishedOptions): Promise<JobResult> {
+export async function waitUntilFinished(jid: string | null, options: WaitUntilFinishedOptions): Promise<JobResult> {
   if (options?.watcher) return options.watcher.wait(jid, options);
   const watcher = new OutcomeWatcher(options?.client ? { client: options.client } : {});
   try {

@@ -137,6 +137,8 @@ test("a wait with no end in sight rejects with WaitTimeoutError after its timeou
   assert.ok(performance.now() - started >= 450, "it waited its timeout");
   await assert.rejects(waitUntilFinished("x", { timeout: -1, client: c }), /timeout \}\) must be seconds > 0, got -1/);
   await assert.rejects(waitUntilFinished("", { timeout: 1, client: c }), /jid must be a non-empty string/);
+  // performAsync's null (a dropped push) is accepted by the types and refused by name.
+  await assert.rejects(waitUntilFinished(null, { timeout: 1, client: c }), /jid is null, so no job was pushed/);
 });
 
 test("subscribers get the ends of the classes they name", async (t) => {

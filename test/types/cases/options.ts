@@ -38,3 +38,15 @@ class TypoJob extends Job {
   perform(): void {}
 }
 void TypoJob;
+
+// Every feature's additions come with `import ... from "tsq"`: outcomes' `result` and `this.progress`,
+// batches' `this.batch` and `this.workflow`, ActiveJob's `this.activeJob` (no `declare module` needed).
+class ReportJob extends Job {
+  static override options = { result: { ttl: 3600 } };
+  async perform(month: string): Promise<object> {
+    this.progress(50, { step: "totals" });
+    const before = await this.workflow?.results();
+    return { month, before, bid: this.batch?.bid, rails: this.activeJob?.jobId };
+  }
+}
+void ReportJob.set({ result: { ttl: 60, maxBytes: 1024 } }).performAsync("2026-11");

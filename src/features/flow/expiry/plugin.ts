@@ -3,7 +3,7 @@
  * it starts, never retried (docs/flow-control.md#expiry).
  */
 import { definePlugin } from "../../../server/plugin.js";
-import { jobNameOf } from "../../../client/options.js";
+import { jobNameOf, type JobOptions } from "../../../client/options.js";
 import { dropIfExpired } from "./expire.js";
 import { stampExpiry } from "./stamp.js";
 
@@ -19,6 +19,7 @@ declare module "../../../client/options.js" {
 
 export const expiry = definePlugin({
   name: "expiry",
+  jobOptions: ["expiresIn"] satisfies (keyof JobOptions)[],
   client() {
     return { stamp: (job, klass) => stampExpiry(job, jobNameOf(klass)) };
   },

@@ -17,6 +17,7 @@ declare module "../../../client/options.js" {
 
 export const uniqueJobs = definePlugin({
   name: "unique-jobs",
+  jobOptions: ["uniqueFor", "uniqueUntil", "uniqueRetries"] satisfies (keyof UniqueOptions)[],
   client({ events }) {
     return { middleware: uniqueOnPush(events), replaysScheduled: false };
   },

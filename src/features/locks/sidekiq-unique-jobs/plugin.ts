@@ -16,6 +16,16 @@ declare module "../../../client/options.js" {
 
 export const sidekiqUniqueJobs = definePlugin({
   name: "sidekiq-unique-jobs",
+  jobOptions: [
+    "lock",
+    "lockTtl",
+    "lockTimeout",
+    "lockLimit",
+    "onConflict",
+    "lockPrefix",
+    "uniqueAcrossQueues",
+    "uniqueAcrossWorkers",
+  ] satisfies (keyof SujOptions)[],
   client() {
     return { middleware: sujOnPush, replaysScheduled: false };
   },
