@@ -14,6 +14,7 @@ useDefaultPlugins(builtinPlugins());
 
 export { builtinPlugins } from "./plugins.js";
 export { Worker, type WorkerConfig, type WorkerEvents, type JobEventInfo, type JobEndInfo } from "./library/Worker.js";
+export type { EndStatus, FinalStatus } from "./server/hooks.js";
 export {
   Cluster,
   type ClusterConfig,
@@ -109,6 +110,7 @@ export {
   JobCancelledError,
   StepOrderError,
   JournalError,
+  JournalLostError,
   type StepContext,
   type WaitForOptions,
   type SignalOptions,
