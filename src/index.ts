@@ -74,6 +74,7 @@ export {
   RedisUnreachableError,
   ConcurrencyLimitFullError,
   JobInterrupted,
+  JobSuspended,
   IterationStateError,
 } from "./wire/errors.js";
 export {

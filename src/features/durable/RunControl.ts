@@ -10,8 +10,9 @@
  * reaches the worker: not retried, acknowledged) or fails with JobTimeoutError (its retry policy
  * applies): an abort is final. The one exception is an execution that suspended (a durable job parked
  * or slept before it settled): it is safely back in Redis, and a cancel finds its journal marked when it
- * comes back. One that has not settled by the end of the grace is abandoned: the worker moves on and its promise runs on unobserved (counted, so the supervisor's memory
- * and hang watch can recycle a process that piles them up). A hard shutdown's abort is the worker's to
+ * comes back. One that has not settled by the end of the grace is abandoned: the worker moves on and its
+ * promise runs on unobserved (counted, so the supervisor's memory and hang watch can recycle a process
+ * that piles them up). A hard shutdown's abort is the worker's to
  * handle: it starts no grace here.
  */
 import type { Logger } from "../../platform/logger.js";

@@ -89,9 +89,8 @@ export const durable = definePlugin({
       // A retry comes back at `retryAt` (epoch s): its journal must still be there, plus its TTL.
       keepLocksForRetry: anyDurable
         ? async (redis, job, retryAt) => {
-            const klass = ctx.registry.get(job.class);
-            if (!(klass?.prototype instanceof DurableJob)) return;
-            const ttl = (klass as unknown as typeof DurableJob).journalTtl;
+            if (!durableClass(job.class)) return;
+            const ttl = (ctx.registry.get(job.class) as unknown as typeof DurableJob).journalTtl;
             const seconds = ttl + Math.max(0, Math.ceil(retryAt - Date.now() / 1000));
             await redis.expire(durableKey(job.jid), seconds);
           }
