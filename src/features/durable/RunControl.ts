@@ -101,12 +101,15 @@ export class RunControl {
       entry.timer.unref();
     }
     return new Promise<void>((resolve, reject) => {
-      const release = () => {
+      /** Ends the job's record; true when its signal was aborted (read once: a getter with brand checks). */
+      const release = (): boolean => {
         clearTimeout(entry.timer);
         clearTimeout(entry.graceTimer);
         entry.abandon = undefined;
         if (holder.current === entry) holder.current = undefined;
-        if (control.signal.aborted) this.running.delete(control);
+        const aborted = control.signal.aborted;
+        if (aborted) this.running.delete(control);
+        return aborted;
       };
       // A cancel or a timeout rejects with its error, whatever the job did after the abort.
       const settle = (reason: unknown) => reject(this.settle(job, queue, reason));
@@ -130,10 +133,8 @@ export class RunControl {
       work.then(
         () => {
           if (!entry.abandon) return; // abandoned already
-          release();
-          const reason: unknown = control.signal.reason;
           // Returning after the abort does not undo it; a suspended execution is safely back in Redis.
-          if (ours(reason) && !suspended?.()) settle(reason);
+          if (release() && ours(control.signal.reason) && !suspended?.()) settle(control.signal.reason);
           else resolve();
         },
         (error: unknown) => {
