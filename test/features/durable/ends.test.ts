@@ -91,7 +91,12 @@ test("a durable job in a batch reports once, at its real end, not at its sleep",
 
 test("cancel is final: a job ignoring its signal runs no later step, ends cancelled, not retried, counted", async (t) => {
   const { launcher, client, ends, watcher, metrics } = await setUp(t);
-  const jid = (await client.push({ class: DeafStepsJob, args: ["deaf"] }))!;
+  // In a batch: a cancelled member never runs again, so for its batch it died.
+  const batch = new Batch({ client });
+  let jid = "";
+  await batch.jobs(async () => {
+    jid = (await client.push({ class: DeafStepsJob, args: ["deaf"] }))!;
+  });
   await eventually(async () => (await handle.redis.get("deaf:started")) === "1", 10_000, "step 2 running");
   await eventually(
     async () => Object.values(await handle.redis.hgetall(`${launcher.ctx.identity}:work`)).some((w) => w.includes(jid)),
@@ -111,6 +116,9 @@ test("cancel is final: a job ignoring its signal runs no later step, ends cancel
   assert.equal(await handle.redis.zcard("retry"), 0, "not retried");
   assert.equal(await handle.redis.zcard("dead"), 0, "not dead");
   assert.equal(Number((await handle.redis.get("stat:failed")) ?? 0), 0, "not a failure");
+  const status = await Batch.status(batch.bid, client);
+  assert.deepEqual(status?.deadJids, [jid], "a death for its batch");
+  assert.ok(status?.deathAt, "the batch's death event fired");
   const families = parseExposition(renderFamilies(await metrics.snapshot()));
   assert.equal(total(families, "tsq_jobs_cancelled_total", { class: "DeafStepsJob" }), 1, "counted");
   assert.equal(total(families, "tsq_jobs_completion_seconds_count", { class: "DeafStepsJob" }), 0, "not done");
