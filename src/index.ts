@@ -19,6 +19,7 @@ useDefaultPlugins(builtinPlugins());
 
 export { builtinPlugins } from "./plugins.js";
 export { Worker, type WorkerConfig, type WorkerEvents, type JobEventInfo, type JobEndInfo } from "./library/Worker.js";
+export type { EndStatus, FinalStatus } from "./server/hooks.js";
 export {
   Cluster,
   type ClusterConfig,
@@ -78,6 +79,7 @@ export {
   RedisUnreachableError,
   ConcurrencyLimitFullError,
   JobInterrupted,
+  JobSuspended,
   IterationStateError,
 } from "./wire/errors.js";
 export {
@@ -114,6 +116,7 @@ export {
   JobCancelledError,
   StepOrderError,
   JournalError,
+  JournalLostError,
   type StepContext,
   type WaitForOptions,
   type SignalOptions,

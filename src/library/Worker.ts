@@ -18,6 +18,7 @@ import { RegisteredServerConfig } from "../server/serverConfig.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
 import type { Plugin } from "../server/plugin.js";
+import type { EndStatus } from "../server/hooks.js";
 import { displayClass } from "../wire/payload.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { checkDuration } from "../platform/util/longTimer.js";
@@ -34,9 +35,15 @@ export interface JobEventInfo {
 }
 
 export interface JobEndInfo extends JobEventInfo {
-  status: "done" | "fail";
-  /** What happened to a failed job: retried, dead, discarded or dropped. */
+  /**
+   * How this execution ended: done, failed (will retry), dead, cancelled, or suspended (the job slept,
+   * parked or was interrupted to resume: not its end; it runs again).
+   */
+  status: EndStatus;
+  /** What happened to a job that threw: retried (failed), or dead, discarded, dropped (dead). */
   disposition?: string;
+  /** Why a suspended execution paused ("sleeping", "parked", "interrupted"). */
+  why?: string;
   /** Seconds from start to end. */
   duration: number;
 }
@@ -167,6 +174,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         status: outcome.status,
         duration: outcome.durationSeconds,
         ...(outcome.disposition ? { disposition: outcome.disposition } : {}),
+        ...(outcome.why ? { why: outcome.why } : {}),
       }),
     );
   }

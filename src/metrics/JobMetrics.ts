@@ -122,7 +122,7 @@ export class JobMetrics {
   );
   private readonly suspended = new CounterFamily(
     "tsq_jobs_suspended_total",
-    "Durable job executions that ended to sleep or to wait for an event, by why: sleeping, parked; the job is back in schedule, holding no slot (docs/durable.md).",
+    "Executions that paused their job instead of ending it, by why: sleeping, parked (durable jobs, back in schedule, holding no slot; docs/durable.md), interrupted (iterable jobs, requeued to resume).",
   );
   private readonly cancelled = new CounterFamily(
     "tsq_jobs_cancelled_total",
@@ -157,18 +157,8 @@ export class JobMetrics {
     this.rateLimited.get({ ...this.labels(job, queue), action }).inc();
   private readonly onUniqueRejected = (job: JobPayload, queue: string) =>
     this.uniqueRejected.get(this.labels(job, queue)).inc();
-  private readonly onDurable = (
-    job: JobPayload,
-    queue: string,
-    outcome: "sleeping" | "parked" | "cancelled" | "timedOut" | "abandoned",
-  ) => {
-    const labels = this.labels(job, queue);
-    if (outcome === "sleeping" || outcome === "parked") this.suspended.get({ ...labels, why: outcome }).inc();
-    else
-      (outcome === "cancelled" ? this.cancelled : outcome === "timedOut" ? this.timedOut : this.abandoned)
-        .get(labels)
-        .inc();
-  };
+  private readonly onDurable = (job: JobPayload, queue: string, outcome: "timedOut" | "abandoned") =>
+    (outcome === "timedOut" ? this.timedOut : this.abandoned).get(this.labels(job, queue)).inc();
   private readonly onBatchFired = (_bid: string, event: string) => this.batchCallbacks.get({ event }).inc();
 
   constructor(
@@ -298,8 +288,18 @@ export class JobMetrics {
 
   private ended(job: JobPayload, queue: string, outcome: JobOutcome): void {
     const series = this.seriesOf(job, queue);
-    if (outcome.status === "done") {
+    const { status } = outcome;
+    if (status === "done") {
       series.done.observe(outcome.durationSeconds);
+      return;
+    }
+    // Neither done nor fail in the completion histogram (its job_status is done|fail): counted apart.
+    if (status === "suspended") {
+      this.suspended.get({ ...this.labels(job, queue), why: outcome.why ?? "unknown" }).inc();
+      return;
+    }
+    if (status === "cancelled") {
+      this.cancelled.get(this.labels(job, queue)).inc();
       return;
     }
     // Failure series appear with the first failure, as prom-client's labelled series do.

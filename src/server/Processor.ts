@@ -4,10 +4,12 @@
  *   parse (invalid → dead set) → work state → job logger → class lookup → server middleware →
  *   perform(...args) → stats → JobRetry on failure → acknowledge
  *
+ * Each execution ends with one EndStatus (hooks.ts): done, failed (retried), dead, cancelled (a
+ * JobCancelledError for this jid), or suspended (a JobSuspended: the job is back in Redis, not ended).
  * A job abandoned by a hard shutdown has already been requeued, so nothing is recorded for it.
  */
 import { performance } from "node:perf_hooks";
-import { JobInterrupted, UnknownJobError } from "../wire/errors.js";
+import { JobCancelledError, JobInterrupted, JobSuspended, UnknownJobError } from "../wire/errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../wire/payload.js";
 import { withJobScope } from "../platform/logger.js";
 import { jobLogContext } from "../platform/correlation.js";
@@ -143,25 +145,20 @@ export class Processor {
     } catch (thrown) {
       if (slot.abandoned) return;
       if (thrown instanceof JobInterrupted && (await this.requeueInterrupted(job, unit, started))) return;
-      if (packed) repackArgs(job, packed);
-      // Counted once the class ran (Sidekiq's metrics middleware never sees an unknown class).
-      if (klass) this.ctx.execution?.failed(displayClass(job));
-      const error = (failure = toError(thrown));
-      const disposition = await this.settleFailure(job, error, klass, unit);
-      if (disposition === undefined) return;
-      outcome = { status: "fail", durationSeconds: (performance.now() - started) / 1000, disposition };
-      logger.warn(
-        {
-          elapsed_ms: round(outcome.durationSeconds * 1000),
-          status: "fail",
-          disposition,
-          error_class: errorClassName(error),
-          error_message: error.message,
-        },
-        "fail",
-      );
+      const halted = haltStatus(thrown, job);
+      if (halted) {
+        if (halted === "cancelled") failure = thrown as Error;
+        outcome = { status: halted, durationSeconds: (performance.now() - started) / 1000 };
+        if (thrown instanceof JobSuspended) outcome.why = thrown.why;
+        this.ctx.execution?.succeeded(displayClass(job), outcome.durationSeconds * 1000); // not a failure
+      } else {
+        const failed = await this.fail(job, unit, klass, packed, thrown, started);
+        if (!failed) return;
+        outcome = failed;
+        failure = toError(thrown);
+      }
     }
-    this.ctx.state.countProcessed(outcome.status === "fail");
+    this.ctx.state.countProcessed(outcome.status === "failed" || outcome.status === "dead");
     let held: Promise<void>[] | undefined;
     for (const onEnd of this.onEnds) {
       const wait = onEnd(job, unit.queue, { outcome, result: returned, error: failure });
@@ -191,8 +188,38 @@ export class Processor {
     this.ctx.logger.info({ elapsed_ms: round(durationSeconds * 1000) }, "interrupted; requeued to resume");
     this.ctx.execution?.succeeded(displayClass(job), durationSeconds * 1000); // timed, as Sidekiq's Skip
     this.ctx.state.countProcessed(false);
-    this.ctx.events.emit("end", job, unit.queue, { status: "done", durationSeconds });
+    this.ctx.events.emit("end", job, unit.queue, { status: "suspended", durationSeconds, why: "interrupted" });
     return true;
+  }
+
+  /** A failure: JobRetry decides between failed (retried) and dead. Undefined: back in a queue, nothing to ack. */
+  private async fail(
+    job: JobPayload,
+    unit: UnitOfWork,
+    klass: RunnableClass | undefined,
+    packed: PackedArgs | undefined,
+    thrown: unknown,
+    started: number,
+  ): Promise<JobOutcome | undefined> {
+    if (packed) repackArgs(job, packed);
+    // Counted once the class ran (Sidekiq's metrics middleware never sees an unknown class).
+    if (klass) this.ctx.execution?.failed(displayClass(job));
+    const error = toError(thrown);
+    const disposition = await this.settleFailure(job, error, klass, unit);
+    if (disposition === undefined) return undefined;
+    const durationSeconds = (performance.now() - started) / 1000;
+    const status = disposition === "retried" ? "failed" : "dead";
+    this.ctx.logger.warn(
+      {
+        elapsed_ms: round(durationSeconds * 1000),
+        status: "fail",
+        disposition,
+        error_class: errorClassName(error),
+        error_message: error.message,
+      },
+      "fail",
+    );
+    return { status, durationSeconds, disposition };
   }
 
   /**
@@ -239,6 +266,12 @@ export class Processor {
         "export it from the -r module. The job will be retried, since another process may know it.",
     );
   }
+}
+
+/** The end a thrown value asks for without a failure: a suspension, or a cancel of this very job. */
+function haltStatus(thrown: unknown, job: JobPayload): "suspended" | "cancelled" | undefined {
+  if (thrown instanceof JobSuspended) return "suspended";
+  return thrown instanceof JobCancelledError && thrown.jid === job.jid ? "cancelled" : undefined;
 }
 
 function round(ms: number): number {

@@ -36,10 +36,11 @@ export interface JobEvents {
   /** A rate limit parked a job on its key, refused to (list full), or rescheduled it (OverLimit; src/features/locks/enterprise-rate-limits). */
   rateLimited: [job: JobPayload, queue: string, action: "parked" | "refused" | "rescheduled"];
   /**
-   * A job ended without finishing (src/features/durable): sleeping or parked (back in `schedule`),
-   * cancelled, timed out; abandoned: it ignored its abort signal past the grace, so its slot was freed.
+   * A job's run control acted (src/features/durable): timed out (its signal aborted at its timeout);
+   * abandoned: it ignored its abort signal past the grace, so its slot was freed. How the execution
+   * ended (cancelled, suspended, failed) is the `end` event's.
    */
-  durable: [job: JobPayload, queue: string, outcome: "sleeping" | "parked" | "cancelled" | "timedOut" | "abandoned"];
+  durable: [job: JobPayload, queue: string, outcome: "timedOut" | "abandoned"];
   /** The job's `expires_in` had passed: dropped before it started (expiry/expire.ts). */
   expired: [job: JobPayload, queue: string];
 }

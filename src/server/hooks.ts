@@ -31,12 +31,30 @@ export interface ResolvedClass {
   prepare(instance: object): unknown[];
 }
 
+/**
+ * How one execution of a job ended: the one notion every consumer reads (outcomes, `job:end`, batches,
+ * metrics). Only the first four end the job; `suspended` is a pause.
+ *
+ *   done       perform returned
+ *   failed     perform threw; the job will be retried (its next attempt is another execution)
+ *   dead       perform threw; the job will not run again (dead set, discarded, `retry: false`)
+ *   cancelled  cancel(jid) reached it (JobCancelledError): acknowledged, not retried
+ *   suspended  the job is back in Redis to run again (JobSuspended: slept, parked on an event; an
+ *              iterable job interrupted to resume): not an end
+ */
+export type EndStatus = "done" | "failed" | "dead" | "cancelled" | "suspended";
+
+/** The statuses that end a job. */
+export type FinalStatus = Exclude<EndStatus, "suspended">;
+
 export interface JobOutcome {
-  status: "done" | "fail";
+  status: EndStatus;
   /** Seconds from start to finish (monotonic clock). */
   durationSeconds: number;
-  /** What happened to a failed job. */
+  /** What happened to a job that threw: `retried` (status failed), or dead, discarded, dropped (status dead). */
   disposition?: "retried" | "dead" | "discarded" | "dropped";
+  /** Why a suspended execution paused ("sleeping", "parked", "interrupted"). */
+  why?: string;
 }
 
 /** How a job that ran ended: its outcome, with what `perform` returned or the error it threw. */
@@ -44,7 +62,7 @@ export interface JobEnd {
   readonly outcome: JobOutcome;
   /** `perform`'s resolved value (status "done"). */
   readonly result?: unknown;
-  /** The failure (status "fail"). */
+  /** The failure (status "failed" or "dead"), or the cancel (status "cancelled"). */
   readonly error?: Error;
 }
 
@@ -62,7 +80,8 @@ export interface ServerHooks {
   /**
    * Around the whole chain and perform, for the jobs it concerns; must call `run` once or throw.
    * `abort` is the job's controller: its signal is the job's `this.signal`, and aborting it (a cancel, a
-   * timeout) aborts this job only; the worker gives the slot a new one before its next job.
+   * timeout) aborts this job only; the worker gives the slot a new one before its next job. Throwing
+   * JobSuspended (src/wire/errors.ts) ends the execution `suspended`, JobCancelledError `cancelled`.
    */
   around?(
     run: () => Promise<unknown>,
@@ -79,7 +98,7 @@ export interface ServerHooks {
   services?: Service[];
   onDeath?: DeathHandler;
   /**
-   * A job ran and ended (done, retried or dead), called synchronously just before its acknowledgement
+   * An execution ended (any EndStatus: check `end.outcome.status`, a suspended one is not the job's end), called synchronously just before its acknowledgement
    * so a write it starts goes out in the same tick (auto-pipelined). Must not throw; it owns its errors.
    * Undefined, or a promise the slot waits for (after the acknowledgement) to bound writes in flight.
    */

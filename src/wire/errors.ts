@@ -97,3 +97,34 @@ export class IterationStateError extends TsqError {
 export class RedisUnreachableError extends TsqError {
   override name = "RedisUnreachableError";
 }
+
+/**
+ * Control flow, never a failure: a plug-in ended this execution without ending the job, which is safely
+ * back in Redis and runs again later (a durable job slept or parked on an event). The worker reports the
+ * execution as `suspended`: no retry, no outcome, no batch report. Thrown from an `around` hook, outside
+ * the server middleware (which saw a normal return).
+ */
+export class JobSuspended extends Error {
+  override name = "JobSuspended";
+
+  constructor(
+    /** Why, for logs and metrics ("sleeping", "parked"). */
+    readonly why: string,
+    /** When the job is due back, epoch seconds. */
+    readonly dueAt: number,
+  ) {
+    super(`the job is ${why}; this execution ends and the job comes back later (do not catch this error)`);
+  }
+}
+
+/**
+ * The reason a job's `this.signal` carries when it was cancelled (cancel(jid), tsqctl cancel). An execution
+ * that ends with it (thrown, or settled after the abort) ends `cancelled`: acknowledged, not retried.
+ */
+export class JobCancelledError extends TsqError {
+  override name = "JobCancelledError";
+
+  constructor(readonly jid: string) {
+    super(`job ${jid} was cancelled`);
+  }
+}

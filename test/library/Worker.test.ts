@@ -74,7 +74,7 @@ test("start, events for each job, a job factory, stop: and nothing of the worker
   assert.deepEqual(GreetJob.seen.sort(), ["hello ada", "hello from a job"]);
   assert.equal(ends.find((e) => e.jid === ok)?.status, "done");
   const failed = ends.find((e) => e.jid === bad);
-  assert.equal(failed?.status, "fail");
+  assert.equal(failed?.status, "dead");
   // retry: false discards the job, as Sidekiq does: it is not kept in the dead set.
   assert.equal(failed?.disposition, "dropped");
   assert.ok(starts.includes("ChainJob"));

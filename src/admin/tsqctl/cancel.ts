@@ -60,7 +60,7 @@ export function registerCancel(program: Command, io: CliIO): void {
       else if (!started)
         io.out(
           `${jid}: not found queued, scheduled, retrying or running; a durable or iterable job that shows up ` +
-            "later ends without running (the mark lasts 7 days; 30 for an iterable job)\n",
+            "later ends without running (the mark lasts 1 hour, or as long as the durable job's journal; 30 days for an iterable job)\n",
         );
     }
     // Only a job with a saved iteration is known to be iterable; for any other the mark is silent.

@@ -14,8 +14,10 @@
  * Each execution runs perform from the top; a step already in the journal (Journal.ts) returns its
  * recorded result without calling its function. sleep() and waitFor() record themselves as steps, put
  * the same payload (same jid) in `schedule`, and end the execution with `Suspended`, which the plug-in
- * turns into a normal end: the slot is free, and only Redis holds the job. Code outside steps runs again
- * on every execution, so it must be deterministic (the same steps in the same order) and cheap.
+ * turns into a `suspended` end (not the job's end): the slot is free, and only Redis holds the job. Code
+ * outside steps runs again on every execution, so it must be deterministic (the same steps in the same
+ * order) and cheap. Once `this.signal` is aborted (a cancel, a timeout), no step, sleep or wait starts:
+ * each throws the abort's reason, so a job that ignores its signal still stops at its next step.
  */
 import type { ChainableCommander } from "ioredis";
 import { Job } from "../../client/Job.js";
@@ -24,10 +26,17 @@ import { ArgumentError } from "../../wire/errors.js";
 import { checkDuration } from "../../platform/util/longTimer.js";
 import { DURABLE_SLEEPING_INDEX, SCHEDULE } from "../../wire/keys.js";
 import type { JsonValue } from "../../wire/payload.js";
-import { Journal, JOURNAL_TTL, parseEntry } from "./Journal.js";
+import { Journal, JOURNAL_TTL, JOURNALED, parseEntry } from "./Journal.js";
 import { park } from "./parking.js";
 import { activeDiversion, MemoryJournal } from "./memory.js";
-import { JournalError, StepOrderError, Suspended, EventTimeoutError } from "./errors.js";
+import {
+  JobCancelledError,
+  JournalError,
+  JournalLostError,
+  StepOrderError,
+  Suspended,
+  EventTimeoutError,
+} from "./errors.js";
 
 /** What a step's function is given. */
 export interface StepContext {
@@ -53,7 +62,9 @@ export abstract class DurableJob extends Job {
 
   /** A journal that does not match the code (or cannot be read) will not match better later: dead set. */
   static retryIn(_count: number, error: Error): unknown {
-    return error instanceof StepOrderError || error instanceof JournalError ? "kill" : undefined;
+    return error instanceof StepOrderError || error instanceof JournalError || error instanceof JournalLostError
+      ? "kill"
+      : undefined;
   }
 
   private sleeps = 0;
@@ -68,6 +79,7 @@ export abstract class DurableJob extends Job {
    */
   async step<T>(name: string, fn: (ctx: StepContext) => T | Promise<T>): Promise<T> {
     checkName(name);
+    this.signal.throwIfAborted();
     const journal = await this.journal();
     const { position, entry } = journal.next(name);
     if (entry) return entry.value as T;
@@ -75,6 +87,7 @@ export abstract class DurableJob extends Job {
     const result = await fn({ idempotencyKey: `${this.jid}:${name}`, tx });
     const value = result === undefined ? undefined : (JSON.parse(JSON.stringify(result)) as JsonValue);
     await journal.record(name, position, "v", value, tx);
+    this.markJournaled();
     return value as T;
   }
 
@@ -101,6 +114,7 @@ export abstract class DurableJob extends Job {
     const timeout = checkDuration(options?.timeout, { what: `waitFor("${event}", { timeout })`, zero: true });
     const name = options.name ?? `waitFor:${event}`;
     checkName(name);
+    this.signal.throwIfAborted();
     const journal = await this.journal();
     const { position, entry } = journal.next(name);
     if (entry) return this.waited(event, entry.kind, entry.value) as T;
@@ -112,12 +126,14 @@ export abstract class DurableJob extends Job {
       event,
       stepName: name,
       position,
-      payload: JSON.stringify(this.payload),
+      payload: this.journaledPayload(),
       deadlineSeconds,
       nowSeconds: now,
       journalTtlSeconds: journal.ttlSeconds,
     });
+    this.markJournaled();
     if (parked.status === "parked") throw new Suspended("parked", deadlineSeconds);
+    if (parked.status === "cancelled") throw new JobCancelledError(this.jid);
     if (parked.status === "timeout") return this.waited(event, "t", undefined) as T;
     return parseEntry(journal.key, `s:${name}`, `${position}|v|${parked.data}`).value as T;
   }
@@ -142,27 +158,31 @@ export abstract class DurableJob extends Job {
 
   private async sleepUntilMs(untilMs: number, name: string): Promise<void> {
     checkName(name);
+    this.signal.throwIfAborted();
     const journal = await this.journal();
     const { position, entry } = journal.next(name);
     const until = entry ? Number(entry.value) : Math.ceil(untilMs / 1000);
     // In a test mode (a journal in memory) a sleep ends at once.
     if (Date.now() / 1000 >= until || journal instanceof MemoryJournal) {
       if (!entry) await journal.record(name, position, "u", until);
+      this.markJournaled();
       return;
     }
     // The record and the re-push in one MULTI: never one without the other. The index entry (for the
     // tsq_durable_sleeping gauge) goes stale at `until`; older ones are pruned here, so it stays bounded.
+    // The journal lives until the wake time plus its TTL, in the same MULTI.
     const tx = journal.redis
       .multi()
-      .zadd(SCHEDULE, until, JSON.stringify(this.payload))
+      .zadd(SCHEDULE, until, this.journaledPayload())
       .zremrangebyscore(DURABLE_SLEEPING_INDEX, "-inf", `(${Math.floor(Date.now() / 1000)}`)
       .zadd(DURABLE_SLEEPING_INDEX, until, this.jid);
     if (entry) {
-      const results = await tx.exec();
+      const results = await tx.expire(journal.key, journal.lifetime(until)).exec();
       for (const [error] of results ?? []) if (error) throw error;
     } else {
-      await journal.record(name, position, "u", until, tx);
+      await journal.record(name, position, "u", until, tx, until);
     }
+    this.markJournaled();
     throw new Suspended("sleeping", until);
   }
 
@@ -177,11 +197,31 @@ export abstract class DurableJob extends Job {
       const journal = diversion
         ? new MemoryJournal(diversion, this.jid, ttl)
         : new Journal(client.redis, this.jid, ttl);
-      await journal.load();
+      await journal.load(journaled(this.payload));
       this[JOURNAL] = journal;
     }
     return this[JOURNAL];
   }
+
+  /**
+   * The journal was written: the payload says so from now on, so every copy pushed later (a retry's) and
+   * the one written with the write (journaledPayload) carry it, and a lost journal is refused (Journal#load).
+   * Set only after a write succeeded: a first step that throws leaves no mark and no journal.
+   */
+  private markJournaled(): void {
+    if (this.payload && this.payload[JOURNALED] !== 1) this.payload[JOURNALED] = 1;
+  }
+
+  /** The payload text a sleep or a wait puts in `schedule`, marked, in the same atomic write as its journal entry. */
+  private journaledPayload(): string {
+    const payload: Record<string, unknown> = this.payload ?? {};
+    return JSON.stringify(payload[JOURNALED] === 1 ? payload : { ...payload, [JOURNALED]: 1 });
+  }
+}
+
+/** The payload carries the mark of a journal written by an earlier execution (text from Redis: exactly 1). */
+export function journaled(payload: { [field: string]: unknown } | undefined): boolean {
+  return payload?.[JOURNALED] === 1;
 }
 
 function checkName(name: string): void {

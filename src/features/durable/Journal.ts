@@ -14,16 +14,25 @@
  *
  * One HGETALL when the run starts (in the plug-in's `around`), then nothing until a step records its
  * result: MULTI HSET + EXPIRE, one round trip.
+ *
+ * Lifetime: `ttlSeconds` after the last write, and past every time the job is due back: a sleep's wake
+ * time (in the sleep's MULTI), a wait's deadline (in durable-park-5.lua), a retry's time (the plug-in's
+ * keepLocksForRetry), each plus the TTL. The payload of a job that wrote its journal carries
+ * `"durable_journal":1` (JOURNALED) wherever it goes next (schedule, retry), so a journal that is gone
+ * anyway is refused (JournalLostError) instead of running every step again.
  */
 import type { ChainableCommander } from "ioredis";
 import { durableKey } from "../../wire/keys.js";
 import type { JsonValue } from "../../wire/payload.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
-import { JournalError, StepOrderError } from "./errors.js";
+import { JournalError, JournalLostError, StepOrderError } from "./errors.js";
 
 /** Seconds a journal lives after its last write (a job's retries must fit in it: 25 retries take ~21 days
  * in Sidekiq, so a job that may retry that long should raise `static journalTtl`). */
 export const JOURNAL_TTL = 7 * 24 * 60 * 60;
+
+/** The payload field that says the job wrote its journal (the value is 1). */
+export const JOURNALED = "durable_journal";
 
 export type EntryKind = "v" | "u" | "t";
 
@@ -49,8 +58,15 @@ export class Journal {
     this.key = durableKey(jid);
   }
 
-  async load(): Promise<void> {
+  /** Reads the journal; `journaled`: the payload says an earlier execution wrote it (it must be there). */
+  async load(journaled = false): Promise<void> {
     this.fields = await this.redis.hgetall(this.key);
+    if (journaled && Object.keys(this.fields).length === 0)
+      throw new JournalLostError(
+        `the journal ${this.key} of job ${this.jid} is gone (deleted, or expired: static journalTtl) although ` +
+          "earlier executions recorded steps in it; running the job again would repeat every step, so it goes " +
+          "to the dead set. To run it from its first step on purpose, push its class and arguments again as a new job.",
+      );
     this.index();
   }
 
@@ -106,21 +122,31 @@ export class Journal {
     return { position, entry };
   }
 
-  /** Records an entry (plus the caller's commands in `tx`, atomically): one round trip. */
+  /**
+   * Records an entry (plus the caller's commands in `tx`, atomically): one round trip. `dueAt` (epoch s):
+   * the job is due back then (a sleep), so the journal lives until then plus its TTL.
+   */
   async record(
     name: string,
     position: number,
     kind: EntryKind,
     value: JsonValue | undefined,
     tx?: ChainableCommander,
+    dueAt?: number,
   ): Promise<void> {
     const multi = tx ?? this.redis.multi();
     const text = entryText(position, kind, value);
-    multi.hset(this.key, `s:${name}`, text).expire(this.key, this.ttlSeconds);
+    multi.hset(this.key, `s:${name}`, text).expire(this.key, this.lifetime(dueAt));
     const results = await multi.exec();
     for (const [error] of results ?? []) if (error) throw error;
     this.fields[`s:${name}`] = text;
     this.names.set(position, name);
+  }
+
+  /** Seconds the journal must live from now: its TTL, past `dueAt` (epoch s) when the job is due back then. */
+  lifetime(dueAt?: number): number {
+    const wait = dueAt === undefined ? 0 : Math.ceil(dueAt - Date.now() / 1000);
+    return this.ttlSeconds + Math.max(0, wait);
   }
 
   /** The job finished: a later run of the same jid (a duplicate, a recovery) does nothing. */

@@ -6,10 +6,13 @@
  *   start ──── timeout (s) ──── abort(JobTimeoutError) ── grace (s) ── abandoned: slot freed, failed
  *         └─ cancel(jid) ───── abort(JobCancelledError) ─ grace (s) ── abandoned: slot freed, cancelled
  *
- * A job that settles after its abort ends as cancelled (not retried, acknowledged) or fails with
- * JobTimeoutError (its retry policy applies). One that has not settled by the end of the grace is
- * abandoned: the worker moves on and its promise runs on unobserved (counted, so the supervisor's memory
- * and hang watch can recycle a process that piles them up). A hard shutdown's abort is the worker's to
+ * A job that settles after its abort, whether it threw or returned, ends as cancelled (JobCancelledError
+ * reaches the worker: not retried, acknowledged) or fails with JobTimeoutError (its retry policy
+ * applies): an abort is final. The one exception is an execution that suspended (a durable job parked
+ * or slept before it settled): it is safely back in Redis, and a cancel finds its journal marked when it
+ * comes back. One that has not settled by the end of the grace is abandoned: the worker moves on and its
+ * promise runs on unobserved (counted, so the supervisor's memory and hang watch can recycle a process
+ * that piles them up). A hard shutdown's abort is the worker's to
  * handle: it starts no grace here.
  */
 import type { Logger } from "../../platform/logger.js";
@@ -21,7 +24,7 @@ import { JobCancelledError, JobTimeoutError } from "./errors.js";
 /** Seconds a job has to settle after its abort before it is abandoned (per class: `static abortGrace`). */
 export const ABORT_GRACE = 5;
 
-export type Report = (job: JobPayload, queue: string, outcome: "cancelled" | "timedOut" | "abandoned") => void;
+export type Report = (job: JobPayload, queue: string, outcome: "timedOut" | "abandoned") => void;
 
 export interface Limits {
   /** Seconds, or undefined for no timeout. */
@@ -74,9 +77,10 @@ export class RunControl {
   }
 
   /**
-   * Runs `run`, the job `control` belongs to, under its limits. Resolves true when the job was cancelled
-   * (the caller ends it without a retry); rejects with JobTimeoutError when it timed out. Not async:
-   * under the job's log context every promise costs a plain job a hook call and garbage.
+   * Runs `run`, the job `control` belongs to, under its limits. Rejects with JobCancelledError when the
+   * job was cancelled, JobTimeoutError when it timed out, however it settled; `suspended` says whether
+   * the execution suspended instead (then it resolves). Not async: under the job's log context every
+   * promise costs a plain job a hook call and garbage.
    */
   supervise(
     run: () => Promise<unknown>,
@@ -84,7 +88,8 @@ export class RunControl {
     queue: string,
     control: AbortController,
     limits: Limits,
-  ): Promise<boolean> {
+    suspended?: () => boolean,
+  ): Promise<void> {
     const entry: Running = { control, jid: job.jid, graceMs: limits.grace * 1000 };
     let holder = this.running.get(control);
     if (!holder) this.running.set(control, (holder = { current: undefined }));
@@ -97,22 +102,19 @@ export class RunControl {
         true,
       );
     }
-    return new Promise<boolean>((resolve, reject) => {
-      const release = () => {
+    return new Promise<void>((resolve, reject) => {
+      /** Ends the job's record; true when its signal was aborted (read once: a getter with brand checks). */
+      const release = (): boolean => {
         entry.timer?.();
         entry.graceTimer?.();
         entry.abandon = undefined;
         if (holder.current === entry) holder.current = undefined;
-        if (control.signal.aborted) this.running.delete(control);
+        const aborted = control.signal.aborted;
+        if (aborted) this.running.delete(control);
+        return aborted;
       };
-      // A cancel resolves true; a timeout rejects with its error (the retry policy applies).
-      const settle = (reason: unknown) => {
-        try {
-          resolve(this.settle(job, queue, reason));
-        } catch (error) {
-          reject(toError(error));
-        }
-      };
+      // A cancel or a timeout rejects with its error, whatever the job did after the abort.
+      const settle = (reason: unknown) => reject(this.settle(job, queue, reason));
       let work: Promise<unknown>;
       try {
         work = run();
@@ -133,8 +135,9 @@ export class RunControl {
       work.then(
         () => {
           if (!entry.abandon) return; // abandoned already
-          release();
-          resolve(false);
+          // Returning after the abort does not undo it; a suspended execution is safely back in Redis.
+          if (release() && ours(control.signal.reason) && !suspended?.()) settle(control.signal.reason);
+          else resolve();
         },
         (error: unknown) => {
           if (!entry.abandon) return;
@@ -147,15 +150,14 @@ export class RunControl {
     });
   }
 
-  /** Cancelled: true (ends without a retry). Timed out: throws the timeout (the retry policy applies). */
-  private settle(job: JobPayload, queue: string, reason: unknown): boolean {
+  /** The error the execution ends with: the cancel (the worker ends it `cancelled`) or the timeout (retried). */
+  private settle(job: JobPayload, queue: string, reason: unknown): Error {
     if (reason instanceof JobCancelledError) {
       this.logger.info("job cancelled");
-      this.report(job, queue, "cancelled");
-      return true;
+      return reason;
     }
     this.report(job, queue, "timedOut");
-    throw reason;
+    return toError(reason);
   }
 }
 

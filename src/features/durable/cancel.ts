@@ -3,7 +3,9 @@
  * removed from Redis. Running: its owner (found in the `<identity>:work` hashes) is told on its
  * pub/sub channel, which only tsq processes read, and aborts the job's `this.signal`; the job ends as
  * cancelled, not retried. In every case the job's journal is marked, so a durable job that comes back
- * anyway (a copy in flight) ends at once without running a step.
+ * anyway (a copy in flight) ends at once, `cancelled`, without running a step. A journal keeps its own
+ * lifetime; a jid without one (a job that never wrote it, or no job at all) gets a mark that lives
+ * CANCEL_MARK_TTL only, so cancels of unknown jids leave nothing behind for long.
  */
 import type { Redis } from "ioredis";
 import { defaultClient } from "../../client/defaultClient.js";
@@ -22,7 +24,6 @@ import {
   queueKey,
   workKey,
 } from "../../wire/keys.js";
-import { JOURNAL_TTL } from "./Journal.js";
 
 export interface CancelResult {
   jid: string;
@@ -33,6 +34,14 @@ export interface CancelResult {
   /** How many tsq processes received the cancel (0: no tsq process listens). */
   notified: number;
 }
+
+/**
+ * Seconds the mark lives on a jid that has no journal (1 hour): long enough for a copy in flight to find
+ * it (one fetched but not yet started, one recovered from a dead process's private list a minute or two
+ * later), short enough that cancelling unknown jids leaves no lasting keys. EXPIRE NX: an existing
+ * journal keeps its TTL (its deadlines and retries set it).
+ */
+export const CANCEL_MARK_TTL = 3600;
 
 /** Entries read per LRANGE while searching a queue for the jid. */
 const QUEUE_PAGE = 1000;
@@ -45,7 +54,7 @@ export async function cancel(jid: string, options: { redis?: Redis } = {}): Prom
   const results = await redis
     .multi()
     .hsetnx(journal, "cancelled", Math.floor(Date.now() / 1000))
-    .expire(journal, JOURNAL_TTL, "NX")
+    .expire(journal, CANCEL_MARK_TTL, "NX")
     .hget(journal, "w")
     // Out of the parked-work gauges at once, not when its deadline or wake time passes.
     .zrem(DURABLE_WAITING_INDEX, jid)

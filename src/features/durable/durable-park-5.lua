@@ -13,12 +13,15 @@
 -- ARGV[4]  the job's payload (JSON text, as it goes into `schedule`)
 -- ARGV[5]  the deadline, epoch seconds, if this is the first park of this wait (HSETNX keeps the first)
 -- ARGV[6]  now, epoch seconds
--- ARGV[7]  the journal's TTL, seconds (extended to outlive the deadline)
+-- ARGV[7]  the journal's TTL, seconds: a parked job's journal lives until the deadline plus this, so
+--          it is there whenever the job comes back (signal or timeout)
 -- ARGV[8]  the event name
 --
--- Returns: { "signal", <data JSON> } the step is recorded with the data: the job goes on;
+-- Returns: { "cancelled" } the journal is marked cancelled (cancel(jid) came first): nothing written;
+--          { "signal", <data JSON> } the step is recorded with the data: the job goes on;
 --          { "timeout" } the deadline passed: recorded as timed out;
 --          { "parked", <deadline> } the job waits in `schedule` until the deadline or a signal.
+if redis.call("hexists", KEYS[1], "cancelled") == 1 then return { "cancelled" } end
 local field = "s:" .. ARGV[2]
 local data = redis.call("hget", KEYS[1], "e:" .. ARGV[8])
 if not data then data = redis.call("get", KEYS[2]) end

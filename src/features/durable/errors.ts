@@ -3,17 +3,24 @@
  * execution after re-pushing the job, and the plug-in's aroundPerform turns it into a normal return.
  * The others are failures a job may catch (EventTimeoutError) or that name what to fix.
  */
-import { TsqError } from "../../wire/errors.js";
+import { JobCancelledError, JobSuspended, TsqError } from "../../wire/errors.js";
 
-/** Thrown by sleep() and waitFor() once the job is safely back in `schedule`; never reaches JobRetry. */
-export class Suspended extends Error {
+/** The reason `this.signal` carries when the job was cancelled; the worker's own (src/wire/errors.ts). */
+export { JobCancelledError };
+
+/**
+ * Thrown by sleep() and waitFor() once the job is safely back in `schedule`; never reaches JobRetry. The
+ * plug-in's aroundPerform turns it into a normal return for the middleware, and its around throws it
+ * again outside them, so the worker ends the execution `suspended` (the core's JobSuspended).
+ */
+export class Suspended extends JobSuspended {
+  override name = "Suspended";
+
   constructor(
-    readonly why: "sleeping" | "parked",
-    /** When the job is due back in its queue unless a signal comes first, epoch seconds. */
-    readonly dueAt: number,
+    override readonly why: "sleeping" | "parked",
+    dueAt: number,
   ) {
-    super(`the job is ${why}; this execution ends and the job comes back later (do not catch this error)`);
-    this.name = "Suspended";
+    super(why, dueAt);
   }
 }
 
@@ -36,14 +43,6 @@ export class JobTimeoutError extends TsqError {
   }
 }
 
-/** The reason `this.signal` carries when the job was cancelled (cancel(jid), tsqctl cancel). */
-export class JobCancelledError extends TsqError {
-  constructor(readonly jid: string) {
-    super(`job ${jid} was cancelled`);
-    this.name = "JobCancelledError";
-  }
-}
-
 /**
  * The journal does not match the code: a step seen at another position than recorded, or a step name
  * used twice. Retrying cannot help, so the job goes to the dead set for a human (GitLab's job versions).
@@ -60,5 +59,17 @@ export class JournalError extends TsqError {
   constructor(message: string) {
     super(message);
     this.name = "JournalError";
+  }
+}
+
+/**
+ * The job's journal is gone (deleted by hand, or expired) although earlier executions recorded steps in
+ * it (its payload says so): running it again would repeat every step. Retrying cannot help, so the job
+ * goes to the dead set for a human.
+ */
+export class JournalLostError extends TsqError {
+  constructor(message: string) {
+    super(message);
+    this.name = "JournalLostError";
   }
 }

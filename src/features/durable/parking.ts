@@ -29,12 +29,16 @@ export interface ParkCall {
   deadlineSeconds: number;
   /** Epoch seconds (float). */
   nowSeconds: number;
-  /** Seconds the journal lives (extended to outlive the deadline). */
+  /** Seconds the journal lives after its last write; the park keeps it until the deadline plus this. */
   journalTtlSeconds: number;
 }
 
-/** signal: the data came (recorded as the step); timeout: the deadline passed; parked: the job waits. */
-export type ParkReply = { status: "signal"; data: string } | { status: "timeout" } | { status: "parked" };
+/**
+ * signal: the data came (recorded as the step); timeout: the deadline passed; parked: the job waits;
+ * cancelled: the journal is marked cancelled, nothing was written.
+ */
+export type ParkReply =
+  { status: "signal"; data: string } | { status: "timeout" } | { status: "parked" } | { status: "cancelled" };
 
 export async function park(redis: TsqRedis, call: ParkCall): Promise<ParkReply> {
   const [status, data] = await redis.durablePark(
@@ -53,7 +57,8 @@ export async function park(redis: TsqRedis, call: ParkCall): Promise<ParkReply> 
     call.event,
   );
   if (status === "signal") return { status, data: data ?? "" };
-  return status === "timeout" ? { status } : { status: "parked" };
+  if (status === "timeout" || status === "cancelled") return { status };
+  return { status: "parked" };
 }
 
 export interface WakeCall {

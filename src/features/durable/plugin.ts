@@ -2,18 +2,22 @@
  * Durable jobs as a plug-in (docs/durable.md). For every job: an abort signal of its own, cancel from any
  * process (CancelListener) and `static timeout` (RunControl), with no Redis call. For the classes that
  * extend DurableJob (only when the worker registers one): the journal read once before the chain, a
- * finished or cancelled jid ended at once, and a sleep or wait (Suspended) ended as a normal return
- * inside every middleware, so locks and limits see the execution end, not fail.
+ * finished jid ended at once and a cancelled one ended `cancelled`, a sleep or wait (Suspended) ended as
+ * a normal return inside every middleware (so locks and limits see the execution end, not fail) and
+ * thrown again outside them (so the worker ends the execution `suspended`, not done), and the journal
+ * kept past a retry's time.
  */
 import { definePlugin } from "../../server/plugin.js";
 import type { ServerContext } from "../../server/context.js";
 import type { JobPayload } from "../../wire/payload.js";
-import { DurableJob, JOURNAL } from "./DurableJob.js";
+import { DurableJob, JOURNAL, journaled } from "./DurableJob.js";
 import { Journal } from "./Journal.js";
 import { ABORT_GRACE, RunControl } from "./RunControl.js";
 import { CancelListener } from "./CancelListener.js";
-import { Suspended } from "./errors.js";
+import { JobCancelledError, Suspended } from "./errors.js";
 import { checkDuration } from "../../platform/util/longTimer.js";
+import { durableKey } from "../../wire/keys.js";
+import { ArgumentError } from "../../wire/errors.js";
 
 /** A class's `static timeout` and `static abortGrace`, in seconds. */
 interface Timed {
@@ -31,10 +35,12 @@ export const durable = definePlugin({
       (job, queue, outcome) => ctx.events.emit("durable", job, queue, outcome),
       (work) => ctx.state.abandon(work),
     );
-    const anyDurable = ctx.registry.names().some((name) => ctx.registry.get(name)?.prototype instanceof DurableJob);
+    const durableClass = (name: string) => ctx.registry.get(name)?.prototype instanceof DurableJob;
+    const anyDurable = ctx.registry.names().some(durableClass);
     // A class's own limits are code: a bad one stops the worker at start, naming the class.
     for (const name of ctx.registry.names()) checkClassLimits(name, ctx.registry.get(name) as Timed | undefined);
-    const suspended = new WeakSet<JobPayload>();
+    /** The suspension of each execution that slept or parked, thrown again outside the middleware. */
+    const suspensions = new WeakMap<JobPayload, Suspended>();
     const aroundDurable = async (
       run: () => Promise<unknown>,
       instance: DurableJob,
@@ -43,19 +49,22 @@ export const durable = definePlugin({
       abort: AbortController,
     ) => {
       const journal = new Journal(ctx.redis, job.jid, (instance.constructor as typeof DurableJob).journalTtl);
-      await journal.load();
+      await journal.load(journaled(job));
       if (journal.cancelled) {
         ctx.logger.info("job cancelled before this execution; ending it");
-        ctx.events.emit("durable", job, queue, "cancelled");
-        return;
+        throw new JobCancelledError(job.jid);
       }
       if (journal.done) {
         ctx.logger.info("job already completed (a second copy of its jid); ending it");
         return;
       }
       instance[JOURNAL] = journal;
-      const cancelled = await control.supervise(run, job, queue, abort, limitsOf(instance, job, ctx));
-      if (!cancelled && !suspended.has(job)) await journal.finish();
+      const suspended = () => suspensions.has(job);
+      await control.supervise(run, job, queue, abort, limitsOf(instance, job, ctx), suspended);
+      const suspension = suspensions.get(job);
+      // Not an end: the worker reports it `suspended` (no outcome, no batch report, no retry).
+      if (suspension) throw suspension;
+      await journal.finish();
     };
     return {
       services: [new CancelListener(ctx, control)],
@@ -66,20 +75,29 @@ export const durable = definePlugin({
         return control.supervise(run, job, queue, abort, limits);
       },
       aroundPerform: anyDurable
-        ? async (perform, job, queue) => {
+        ? async (perform, job) => {
             try {
               return await perform();
             } catch (error) {
               if (!(error instanceof Suspended)) throw error;
-              suspended.add(job);
+              // A normal return for the middleware (locks and limits see the execution end, not fail).
+              suspensions.set(job, error);
               // Polled when due, not at the next random poll (up to 7.5 s later with one process).
               ctx.alarms.add(error.dueAt);
               ctx.logger.info(
                 error.why === "sleeping" ? "job sleeping; slot freed" : "job parked on an event; slot freed",
               );
-              ctx.events.emit("durable", job, queue, error.why);
               return undefined;
             }
+          }
+        : undefined,
+      // A retry comes back at `retryAt` (epoch s): its journal must still be there, plus its TTL.
+      keepLocksForRetry: anyDurable
+        ? async (redis, job, retryAt) => {
+            if (!durableClass(job.class)) return;
+            const ttl = (ctx.registry.get(job.class) as unknown as typeof DurableJob).journalTtl;
+            const seconds = ttl + Math.max(0, Math.ceil(retryAt - Date.now() / 1000));
+            await redis.expire(durableKey(job.jid), seconds);
           }
         : undefined,
     };

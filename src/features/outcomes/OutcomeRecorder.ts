@@ -1,5 +1,6 @@
 /**
- * OutcomeRecorder: writes the end of an opted-in job, one record-outcome-2.lua call per job, sent in
+ * OutcomeRecorder: writes the end of an opted-in job (done, failed, dead, cancelled: never a suspended
+ * execution), one record-outcome-2.lua call per job, sent in
  * the tick of its acknowledgement so auto-pipelining carries it with the ack (or the next fetch) in one
  * round trip:
  *
@@ -18,7 +19,7 @@ import { errorClassName } from "../../server/JobRetry.js";
 import type { ServerContext } from "../../server/context.js";
 import type { JobEnd, Service } from "../../server/plugin.js";
 import { classPolicy, readPolicy, type ResultPolicy } from "./policy.js";
-import type { OutcomeError, OutcomeStatus } from "./record.js";
+import type { OutcomeError } from "./record.js";
 
 /** Stream entries kept (approximately: MAXLEN ~ trims whole nodes): ~1-2 MB of Redis. */
 export const STREAM_LENGTH = 10_000;
@@ -48,10 +49,11 @@ export class OutcomeRecorder implements Service {
 
   /** The onEnd hook: undefined at once, or a promise of this job's write under backpressure. */
   record(job: JobPayload, queue: string, end: JobEnd): Promise<void> | undefined {
+    const status = end.outcome.status;
+    // A sleep or a wait is not an end: nothing to record, announce or resolve.
+    if (status === "suspended") return undefined;
     const policy = this.policyOf(job);
     if (!policy) return undefined;
-    const status: OutcomeStatus =
-      end.outcome.status === "done" ? "done" : end.outcome.disposition === "retried" ? "failed" : "dead";
     const klass = displayClass(job);
     const record: Record<string, unknown> = { status, class: klass, queue, at: nowSeconds() };
     let error = end.error ? describe(end.error) : undefined;

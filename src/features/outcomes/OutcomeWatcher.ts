@@ -48,7 +48,7 @@ export interface WaitOptions {
   /** Seconds to wait at most (across every attempt when `final`); then the promise rejects with WaitTimeoutError. */
   timeout: number;
   /**
-   * Wait for the job's final end: `done` or `dead` (retries exhausted, `retry: false`, discarded),
+   * Wait for the job's final end: `done`, `dead` (retries exhausted, `retry: false`, discarded) or `cancelled`,
    * skipping the `failed` of each attempt that was retried (BullMQ's `job.waitUntilFinished` always
    * does: its events announce a retried attempt as "delayed", not "failed"). Default false: the first
    * end, a retried attempt's `failed` included.

@@ -1,6 +1,6 @@
 /**
  * Job outcomes as a plug-in (docs/outcomes.md): an opted-in class's end (done with its result, failed,
- * dead) is stored under its jid with a TTL and announced on a capped stream, for `waitUntilFinished`
+ * dead, cancelled; a suspended execution is not an end) is stored under its jid with a TTL and announced on a capped stream, for `waitUntilFinished`
  * and subscribers; `this.progress(n, data?)` shows in the job's work entry. A class that does not opt in
  * costs a field read per job and no Redis command.
  */

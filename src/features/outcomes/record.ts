@@ -4,11 +4,15 @@
  *
  *   tsq:result:<jid>  STRING  {"status":"done","result":42,"class":"HardJob","queue":"default","at":1764614400.5}
  *                             {"status":"failed","error":{"class":"TypeError","message":"boom"},...}
- *   tsq:outcomes      STREAM  1764614400500-0  jid <jid> class <name> queue <q> status done|failed|dead
+ *   tsq:outcomes      STREAM  1764614400500-0  jid <jid> class <name> queue <q> status done|failed|dead|cancelled
  *                                              [error_class <name> error_message <text>]
+ *
+ * Only ends are recorded: a suspended execution (a durable job's sleep or wait) is not one.
  */
+import type { FinalStatus } from "../../server/hooks.js";
 
-export type OutcomeStatus = "done" | "failed" | "dead";
+/** How the job ended: the worker's own statuses (server/hooks.ts), every one but `suspended`. */
+export type OutcomeStatus = FinalStatus;
 
 export interface OutcomeError {
   /** The error's class name ("TypeError"), or "ResultTooLarge" / "ResultNotJson" for a result not stored. */
@@ -21,7 +25,7 @@ export interface JobResult {
   status: OutcomeStatus;
   /** What `perform` returned, after a JSON round trip (status "done"; undefined if it returned nothing). */
   result?: unknown;
-  /** Why it failed (status "failed" or "dead"), or why a "done" result was not stored. */
+  /** Why it failed (status "failed" or "dead"), the cancel (status "cancelled"), or why a "done" result was not stored. */
   error?: OutcomeError;
 }
 
@@ -36,7 +40,7 @@ export interface OutcomeEvent {
   error?: OutcomeError;
 }
 
-const STATUSES: ReadonlySet<string> = new Set(["done", "failed", "dead"]);
+const STATUSES: ReadonlySet<string> = new Set<OutcomeStatus>(["done", "failed", "dead", "cancelled"]);
 
 function isStatus(value: unknown): value is OutcomeStatus {
   return typeof value === "string" && STATUSES.has(value);

@@ -78,8 +78,10 @@ test("sleep: the slot is freed, the same jid comes back through schedule, steps 
   const launcher = worker(1);
   await launcher.start();
   t.after(() => launcher.stop());
-  const suspended: string[] = [];
-  launcher.ctx.events.on("durable", (_job, _q, outcome) => suspended.push(outcome));
+  const ends: string[] = [];
+  launcher.ctx.events.on("end", (job, _q, outcome) => {
+    if (job.class === "SleepyJob") ends.push(outcome.why ? `${outcome.status}:${outcome.why}` : outcome.status);
+  });
   const jid = (await launcher.ctx.client.push({ class: "SleepyJob", args: ["s", 2] }))!;
   await eventually(async () => (await handle.redis.zcard("schedule")) === 1, 10_000, "sleeping in schedule");
   const [member, score] = await handle.redis.zrange("schedule", 0, 0, "WITHSCORES");
@@ -94,7 +96,7 @@ test("sleep: the slot is freed, the same jid comes back through schedule, steps 
   assert.deepEqual(await effects("s"), { a: "1", b: "1" }, "each step once");
   const a = JSON.parse((await handle.redis.get("s:a-seen-by-b"))!) as { at: number };
   assert.equal(typeof a.at, "number", "the second execution got step a's recorded result");
-  assert.deepEqual(suspended, ["sleeping"]);
+  assert.deepEqual(ends, ["suspended:sleeping", "done"], "the sleep is a pause, not an end");
   assert.equal(Number((await handle.redis.get("stat:failed")) ?? 0), 0);
 });
 

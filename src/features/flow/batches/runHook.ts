@@ -7,7 +7,10 @@
  *   success  `success` event: the jid leaves `pending` (SREM, so a re-run after a SIGKILL between this
  *            and the acknowledgement changes nothing)
  *   failure  `failure` event, then the error goes on to JobRetry; a death is reported by the death
- *            handler (install.ts)
+ *            handler (install.ts); a timeout is a failure like any other
+ *   cancel   `death` event: a cancelled member never runs again (JobCancelledError for its jid)
+ *   pause    nothing: a suspended execution (JobSuspended: a durable job's sleep or wait) is not an end,
+ *            the member reports once, at its real end
  *
  * A job the concurrency limiter parked or refused has not run: nothing is reported (it runs later). A
  * job another middleware skipped counts as done, as Sidekiq treats it. If Redis refuses the success
@@ -16,6 +19,7 @@
  * shutdown reports nothing: it is back in its queue and will run again.
  */
 import type { JobPayload } from "../../../wire/payload.js";
+import { JobCancelledError, JobSuspended, TsqError } from "../../../wire/errors.js";
 import type { ServerContext } from "../../../server/context.js";
 import { toError } from "../../../server/JobRetry.js";
 import { Batch } from "./Batch.js";
@@ -49,8 +53,10 @@ export async function runInBatch(
   try {
     await running.run({ bid, jid: job.jid, attempt, children: 0 }, invoke);
   } catch (error) {
-    if (!aborted(instance) && !limited)
-      await applyBatchEvent(redis, "failure", bid, job.jid, {
+    if (error instanceof JobSuspended) throw error;
+    const cancelled = error instanceof JobCancelledError && error.jid === job.jid;
+    if (!requeued(instance) && !limited)
+      await applyBatchEvent(redis, cancelled ? "death" : "failure", bid, job.jid, {
         info: failureInfo(job, toError(error)),
         format,
         events: ctx.client.events,
@@ -62,12 +68,17 @@ export async function runInBatch(
     ctx.events.off("limited", onLimited);
     ctx.events.off("rateLimited", onLimited);
   }
-  if (aborted(instance) || limited) return;
+  if (requeued(instance) || limited) return;
   // Stored before the success that may start the next stage, which reads it.
   if (step) await storeResult(redis, step);
   await applyBatchEvent(redis, "success", bid, job.jid, { format, events: ctx.client.events });
 }
 
-function aborted(instance: object): boolean {
-  return (instance as { signal?: AbortSignal }).signal?.aborted === true;
+/**
+ * Aborted by the worker's hard shutdown: the job is back in its queue and runs again. A cancel's or a
+ * timeout's abort carries one of tsq's named errors; a hard shutdown's a plain Error.
+ */
+function requeued(instance: object): boolean {
+  const signal = (instance as { signal?: AbortSignal }).signal;
+  return signal?.aborted === true && !(signal.reason instanceof TsqError);
 }
