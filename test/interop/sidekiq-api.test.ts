@@ -143,11 +143,12 @@ test("Sidekiq::ProcessSet and Sidekiq::Workers show the tsq process, its queues,
   const pid = tsq.child.pid!;
   assert.match(identity, new RegExp(`^${escapeRegExp(hostname())}:${pid}:[0-9a-f]{12}$`), "identity is host:pid:12hex");
 
-  // One sleeper per queue, long enough (15 s) to still run at the next 10 s heartbeat.
+  // One sleeper per queue, long enough (15 s) to still run at the next 10 s heartbeat. The time is taken
+  // before the pushes: a job may start before this test's next line runs on a busy machine.
+  const pushedAt = nowSeconds();
   const onDefault = await client.push({ class: "SleepJob", args: [15] });
   const onLow = await client.push({ class: "SleepJob", args: [15], queue: "low" });
   assert.ok(onDefault && onLow);
-  const pushedAt = nowSeconds();
   await eventually(
     async () => (await redis.redis.llen("started")) === 2,
     10_000,

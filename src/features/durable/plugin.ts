@@ -17,7 +17,6 @@ import { CancelListener } from "./CancelListener.js";
 import { JobCancelledError, Suspended } from "./errors.js";
 import { checkDuration } from "../../platform/util/longTimer.js";
 import { durableKey } from "../../wire/keys.js";
-import { ArgumentError } from "../../wire/errors.js";
 
 /** A class's `static timeout` and `static abortGrace`, in seconds. */
 interface Timed {
