@@ -35,6 +35,11 @@ export interface WorkerConfig {
   fetch?: "basic" | "reliable";
   /** Seconds running jobs get to finish when the worker stops (default 25). */
   timeout?: number;
+  /**
+   * Seconds `start()` waits for Redis before it rejects (default 30; up to 86,400, or Infinity to wait
+   * as long as it takes, as the `tsq` CLI does).
+   */
+  startTimeout?: number;
   /** Builds the instance a job runs on, e.g. `(Class) => moduleRef.get(Class)` (default `new Class()`). */
   jobFactory?: JobFactory;
   /**
