@@ -183,9 +183,11 @@ export class OutcomeWatcher {
   }
 
   private open(): Session {
-    // Connected now (the source may be a lazy client's); errors surface on the commands that fail.
-    const commands = this.source.duplicate({ lazyConnect: false });
-    const reader = this.source.duplicate({ enableAutoPipelining: false, lazyConnect: false });
+    // Connected now (the source may be a lazy client's), queueing what is sent before the connection is
+    // up (a client with reliable push fails commands while offline); errors surface on the commands.
+    const settings = { lazyConnect: false, enableOfflineQueue: true, autoResendUnfulfilledCommands: true };
+    const commands = this.source.duplicate(settings);
+    const reader = this.source.duplicate({ ...settings, enableAutoPipelining: false });
     for (const connection of [commands, reader]) connection.on("error", () => undefined);
     const session: Session = {
       commands,
