@@ -12,6 +12,8 @@ import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { freePort, useRedis } from "../helpers/redis.js";
 import { ROOT } from "../helpers/tsqProcess.js";
+import { Worker } from "../../src/library/Worker.js";
+import { Job } from "../../src/client/Job.js";
 
 const handle = useRedis();
 
@@ -183,4 +185,20 @@ test("a shared OutcomeWatcher closes its connections when no wait is pending", a
     run.output,
   );
   exitedPromptly(t, run, "the last wait of a shared watcher settled");
+});
+
+test("startTimeout: seconds above 0 up to a day, or Infinity; anything else is refused by name", () => {
+  class Noop extends Job {
+    perform() {}
+  }
+  const month = 30 * 24 * 60 * 60;
+  for (const bad of [0, -1, Number.NaN, month, 365 * 24 * 60 * 60, "30"]) {
+    assert.throws(
+      () => new Worker({ redis: handle.url, jobs: [Noop], startTimeout: bad as number }),
+      /Worker: `startTimeout` must be seconds above 0 and at most 86400, or Infinity/,
+      `startTimeout ${String(bad)}`,
+    );
+  }
+  // Built and never started: nothing to stop.
+  for (const good of [0.5, 86_400, Infinity]) new Worker({ redis: handle.url, jobs: [Noop], startTimeout: good });
 });
