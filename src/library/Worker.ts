@@ -9,10 +9,13 @@
  *   await worker.stop({ timeout: 10 });
  *
  * Several workers may live in one process, each with its own settings, plug-ins and connections;
- * jobs push through their own worker's client. Nothing is left running after `stop()` resolves.
+ * jobs push through their own worker's client. Nothing is left running after `stop()` resolves, and a
+ * worker never started holds nothing (its connections open at `start()`).
  */
 import { EventEmitter } from "node:events";
-import { logger as rootLogger, type Logger } from "../platform/logger.js";
+import { adoptLogger, logger as rootLogger, type Logger } from "../platform/logger.js";
+import { ArgumentError } from "../wire/errors.js";
+import { MAX_TIMEOUT, showNumber } from "../platform/config/bounds.js";
 import { defaultPlugins } from "../client/defaultPlugins.js";
 import { RegisteredServerConfig } from "../server/serverConfig.js";
 import { Launcher } from "../server/Launcher.js";
@@ -22,7 +25,6 @@ import type { EndStatus } from "../server/hooks.js";
 import { displayClass } from "../wire/payload.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { checkDuration } from "../platform/util/longTimer.js";
-import { MAX_TIMEOUT } from "../platform/config/bounds.js";
 import { rememberJobOptionsOf } from "../client/jobOptionKeys.js";
 import { jobClassesOf, refuseUnknownWorkerSettings, workerOptionsOf, type WorkerConfig } from "./workerConfig.js";
 
@@ -58,11 +60,30 @@ export interface WorkerEvents {
 
 type State = "new" | "starting" | "running" | "stopping" | "stopped";
 
+/**
+ * Seconds `start()` waits for Redis before it rejects: long enough for a Redis starting beside the app
+ * (a container's, a failover), short enough that an app's boot fails visibly rather than hangs.
+ */
+const DEFAULT_START_TIMEOUT = 30;
+
+/** `startTimeout` in ms: seconds above 0 up to a day, or Infinity (wait as long as it takes, as the CLI). */
+function startTimeoutMs(value: unknown): number {
+  if (value === undefined) return DEFAULT_START_TIMEOUT * 1000;
+  if (value === Infinity) return Infinity;
+  if (typeof value !== "number" || !(value > 0) || value > MAX_TIMEOUT)
+    throw new ArgumentError(
+      `Worker: \`startTimeout\` must be seconds above 0 and at most ${MAX_TIMEOUT}, or Infinity to wait for Redis as long as it takes; got ${showNumber(value)}`,
+    );
+  return value * 1000;
+}
+
 export class Worker extends EventEmitter<WorkerEvents> {
   /** The worker process underneath (for advanced use: its context, managers and state). */
   readonly launcher: Launcher;
   private state: State = "new";
   private stopped: Promise<void> | undefined;
+  /** How long `start()` waits for Redis, ms (Infinity for the CLI's worker). */
+  private readonly startTimeoutMs: number;
 
   constructor(config: WorkerConfig) {
     super();
@@ -70,6 +91,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       throw new TypeError("new Worker(config): config must be an object");
     refuseUnknownWorkerSettings(config);
     if (config.plugins) rememberJobOptionsOf(config.plugins); // their options are known to the registry's check
+    this.startTimeoutMs = startTimeoutMs(config.startTimeout);
     const registry = new Registry();
     for (const klass of jobClassesOf(config.jobs)) registry.register(klass);
     this.launcher = Worker.launch(workerOptionsOf(config), registry, config.logger, config.plugins, {
@@ -91,6 +113,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     Object.assign(worker, {
       state: "new",
       stopped: undefined,
+      // The CLI waits for Redis as long as it takes, logging the outage and retrying with back-off.
+      startTimeoutMs: Infinity,
       launcher: Worker.launch(options, registry, logger, plugins),
     });
     worker.forwardEvents();
@@ -112,7 +136,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       own.configure(serverConfig);
     }
     return new Launcher(options, registry, {
-      logger: logger ?? rootLogger(),
+      // The app's logger: through a child with tsq's error serializers, the job's fields on job lines.
+      logger: logger ? adoptLogger(logger) : rootLogger(),
       plugins: plugins ?? defaultPlugins<Plugin>(),
       ...(own.jobFactory ? { jobFactory: own.jobFactory } : {}),
       ...(serverConfig ? { serverConfig } : {}),
@@ -124,23 +149,27 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.launcher.identity;
   }
 
-  /** Starts fetching. Rejects (and emits `error`) when the start fails, e.g. a bad schedule. */
+  /**
+   * Starts fetching. Rejects (and emits `error`) when the start fails: a bad schedule, or Redis not
+   * answering within `startTimeout` seconds (the worker is then stopped). Rejects without `error` when
+   * `stop()` is called before the start finished.
+   */
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error(`Worker.start(): the worker is already ${this.state}`);
     this.state = "starting";
     try {
-      await this.launcher.start();
+      await this.launcher.start(this.startTimeoutMs);
     } catch (error) {
+      if (this.launcher.stopRequested) throw stoppedDuringStart();
       const failure = error instanceof Error ? error : new Error(String(error));
       // EventEmitter throws an `error` nobody listens to: the rejection below carries it then.
       if (this.listenerCount("error") > 0) this.emit("error", failure);
       await this.stop();
       throw failure;
     }
-    if (this.state === "starting") {
-      this.state = "running";
-      this.emit("started");
-    }
+    if (this.launcher.stopRequested) throw stoppedDuringStart();
+    this.state = "running";
+    this.emit("started");
   }
 
   /** Stops fetching new jobs; running ones go on. Idempotent. */
@@ -189,4 +218,8 @@ function badStopTimeout(timeout: number | undefined): Error | undefined {
   } catch (error) {
     return error as Error;
   }
+}
+
+function stoppedDuringStart(): Error {
+  return new Error("Worker.start(): stop() was called before the start finished; the worker did not start");
 }

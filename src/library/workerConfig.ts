@@ -36,6 +36,11 @@ export interface WorkerConfig {
   fetch?: "basic" | "reliable";
   /** Seconds running jobs get to finish when the worker stops (default 25). */
   timeout?: number;
+  /**
+   * Seconds `start()` waits for Redis before it rejects (default 30; up to 86,400, or Infinity to wait
+   * as long as it takes, as the `tsq` CLI does).
+   */
+  startTimeout?: number;
   /** Builds the instance a job runs on, e.g. `(Class) => moduleRef.get(Class)` (default `new Class()`). */
   jobFactory?: JobFactory;
   /**
@@ -67,6 +72,7 @@ const KNOWN = [
   "logger",
   "tag",
   "options",
+  "startTimeout",
 ] as const satisfies readonly (keyof WorkerConfig)[];
 // A WorkerConfig key missing from KNOWN fails to compile here.
 const everySetting: Exclude<keyof WorkerConfig, (typeof KNOWN)[number]> extends never ? true : never = true;

@@ -6,16 +6,25 @@
  * Every line passes through `redactText` on its way out and errors are serialized by `safeError`, so
  * no password reaches the log whatever is logged (see secrets.ts).
  *
- * An application hands tsq its own pino (or pino-compatible) logger with `configureLogger({ logger })`:
- * tsq then logs through a child of it (its level, its destination, its redaction rules), errors still
- * serialized by `safeError` and lines inside a job still carrying the job's context.
+ * An application hands tsq its own pino (or pino-compatible) logger with `configureLogger({ logger })`
+ * or `new Worker({ logger })`: tsq then logs through a child of it (its level, its destination, its
+ * redaction rules), errors still serialized by `safeError`. Such a logger has no tsq mixin, so
+ * `withJobFields` gives it the job's fields: inside a job, its lines go through a child of it bound to
+ * the job's context (one child per job and logger, made at the job's first line).
  *
  * `logger` is both the function that returns the process logger (`logger().info(...)`) and an object
  * with pino's methods (`logger.info(...)`), which is what most people type first.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createRequire } from "node:module";
-import { pino, type DestinationStream, type Logger, type LevelWithSilent, type LogFn } from "pino";
+import {
+  pino,
+  type ChildLoggerOptions,
+  type DestinationStream,
+  type Logger,
+  type LevelWithSilent,
+  type LogFn,
+} from "pino";
 import type { PinoPretty } from "pino-pretty";
 import { redactText, safeError } from "./secrets.js";
 
@@ -36,6 +45,8 @@ export interface JobLogContext {
 export interface JobScope {
   readonly log: JobLogContext;
   readonly client?: unknown;
+  /** The running worker's logger: `logger()` inside the job logs through it (with the job's fields). */
+  readonly logger?: Logger;
 }
 
 const jobScope = new AsyncLocalStorage<JobScope>();
@@ -63,15 +74,18 @@ function prettyStream(): DestinationStream {
   });
 }
 
+/** The fields of the job running here, on every line of a logger tsq built. */
+function jobFields(): Record<string, unknown> {
+  // A copy: pino's default merge writes the line's own fields into the object the mixin returns.
+  const context = jobScope.getStore()?.log;
+  return context ? { ...context } : {};
+}
+
 function build(level: LevelWithSilent, base: Record<string, unknown>, destination?: DestinationStream): Logger {
   const options = {
     level,
     base: { pid: process.pid, ...base },
-    // A copy: pino's default merge writes the line's own fields into the object the mixin returns.
-    mixin: () => {
-      const context = jobScope.getStore()?.log;
-      return context ? { ...context } : {};
-    },
+    mixin: jobFields,
     serializers: { err: safeError, error: safeError },
     hooks: { streamWrite: redactText },
   };
@@ -79,19 +93,64 @@ function build(level: LevelWithSilent, base: Record<string, unknown>, destinatio
   return target ? pino(options, target) : pino(options);
 }
 
+type LogMethods = Pick<Logger, "trace" | "debug" | "info" | "warn" | "error" | "fatal">;
+
+/** What a logger made job-aware resolves per call: its log methods, and `child` (a child of the job's). */
+const PER_JOB = new Set<string | symbol>(["trace", "debug", "info", "warn", "error", "fatal", "child"]);
+
+/** Loggers `withJobFields` made: wrapping one again would only add a lookup. */
+const jobAware = new WeakSet<Logger>();
+
+/** True for a logger whose lines already carry the job's fields: tsq built it (or a child of it). */
+function carriesJobFields(logger: Logger): boolean {
+  return (logger as unknown as Record<symbol, unknown>)[pino.symbols.mixinSym] === jobFields || jobAware.has(logger);
+}
+
+/**
+ * `base`, with the running job's fields (jid, class, queue, correlation_id) on every line logged inside
+ * a job. A logger tsq built has them already (its mixin); an app's logger gets, inside each job, a child
+ * bound to them, made at the job's first line and kept for the job (keyed by its scope, so it goes with it).
+ */
+export function withJobFields(base: Logger): Logger {
+  if (carriesJobFields(base)) return base;
+  const children = new WeakMap<JobScope, Logger>();
+  const forJob = (): Logger => {
+    const scope = jobScope.getStore();
+    if (!scope) return base;
+    let child = children.get(scope);
+    if (!child) children.set(scope, (child = base.child({ ...scope.log })));
+    return child;
+  };
+  const aware = new Proxy(base, {
+    get(target, property) {
+      if (!PER_JOB.has(property)) return Reflect.get(target, property, target) as unknown;
+      const logger = forJob();
+      // A child made outside a job (a role's own tags) must add the fields of the jobs it later logs in.
+      if (property === "child" && logger === base)
+        return (bindings: Record<string, unknown>, options?: ChildLoggerOptions) =>
+          withJobFields(base.child(bindings, options));
+      const value = Reflect.get(logger, property, logger) as unknown;
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(logger) : value;
+    },
+  });
+  jobAware.add(aware);
+  return aware;
+}
+
+/** The app's logger as tsq logs through it: a child with tsq's error serializers, job fields added. */
+export function adoptLogger(logger: Logger): Logger {
+  if (carriesJobFields(logger)) return logger;
+  return withJobFields(logger.child({}, { serializers: { err: safeError, error: safeError } }));
+}
+
 // The process logger: the one process-wide setting, as a process has one stdout. Workers embedded in
 // an app take their own logger through their settings instead (Worker's `logger`).
 let root = build((process.env.TSQ_LOG_LEVEL as LevelWithSilent | undefined) ?? "info", {});
-/** True when `root` is a child of the application's logger, which has no tsq mixin for job context. */
-let adopted = false;
 
+/** Inside a job, its worker's logger (which adds the job's fields); elsewhere the process logger. */
 function current(): Logger {
-  if (!adopted) return root;
-  const context = jobScope.getStore()?.log;
-  return context ? root.child({ ...context }) : root;
+  return jobScope.getStore()?.logger ?? root;
 }
-
-type LogMethods = Pick<Logger, "trace" | "debug" | "info" | "warn" | "error" | "fatal">;
 
 function method(level: keyof LogMethods): LogFn {
   const call = (...args: Parameters<LogFn>): void => current()[level](...args);
@@ -123,13 +182,12 @@ export function configureLogger(options: {
   logger?: Logger;
 }): Logger {
   if (options.logger) {
-    root = options.logger.child(options.base ?? {}, { serializers: { err: safeError, error: safeError } });
-    if (options.level) root.level = options.level;
-    adopted = true;
+    const child = options.logger.child(options.base ?? {}, { serializers: { err: safeError, error: safeError } });
+    if (options.level) child.level = options.level;
+    root = withJobFields(child);
     return root;
   }
   root = build(options.level ?? (root.level as LevelWithSilent), options.base ?? {}, options.destination);
-  adopted = false;
   return root;
 }
 

@@ -2,7 +2,7 @@
  * Launcher: one worker process. Starts a Manager per capsule, the Heartbeat and the Poller, and runs
  * the lifecycle as Sidekiq does:
  *
- *   start()   startup hooks, managers, heartbeat, poller
+ *   start()   startup hooks, wait for Redis (at most `startTimeoutMs`), heartbeat, managers, poller
  *   quiet()   stop fetching and polling; keep beating (Web UI shows "quiet"); running jobs go on
  *   stop()    quiet, wait up to `timeout` s for running jobs, requeue the rest, flush stats, leave
  *             `processes` (the process hash expires on its own)
@@ -15,8 +15,10 @@ import { defaultPlugins } from "../client/defaultPlugins.js";
 import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import type { WorkerOptions } from "../platform/config/options.js";
-import { logger as rootLogger, type Logger } from "../platform/logger.js";
+import { logger as rootLogger, withJobFields, type Logger } from "../platform/logger.js";
 import { connect, type TsqRedis } from "../platform/redis/connection.js";
+import { whenReachable } from "../platform/redis/reachable.js";
+import { settlesWithin } from "../platform/util/sleep.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import type { JobEvents, ServerContext } from "./context.js";
 import { newIdentity } from "./context.js";
@@ -73,7 +75,14 @@ export class Launcher {
   private readonly connections: TsqRedis[] = [];
   private readonly startedAt = nowSeconds();
   private quieted = false;
+  /** True once Redis answered during the start: from then on the stop has Redis writes to make. */
   private started = false;
+  /** True once the services and the poller run (a stop during the start finds them not started). */
+  private running = false;
+  /** The start in progress, which a stop lets settle before closing the connections under it. */
+  private starting: Promise<void> | undefined;
+  /** Ends the start's wait for Redis when a stop begins. */
+  private readonly startAbort = new AbortController();
   private sweepTimer: NodeJS.Timeout | undefined;
   /** Ends a registration for reliable fetch still being retried (fetch/registration.ts). */
   private readonly registration = new AbortController();
@@ -87,13 +96,16 @@ export class Launcher {
     const { identity, hostname } = newIdentity();
     const config = hooks.serverConfig ?? serverConfig();
     this.config = config;
+    // Lazy: a worker that is built and never started opens no socket, so it cannot hold the process.
     const open = (name: string, blocking = false): TsqRedis => {
-      const conn = connect(options.redisUrl, { name, blocking });
+      const conn = connect(options.redisUrl, { name, blocking, lazy: true });
       this.connections.push(conn);
       return conn;
     };
     const redis = open("tsq");
-    watchConnection(redis, hooks.logger ?? rootLogger(), () => this.stopping !== undefined);
+    // An app's logger gets the job's fields on the lines logged inside a job (tsq's own has them).
+    const logger = withJobFields(hooks.logger ?? rootLogger());
+    watchConnection(redis, logger, () => this.stopping !== undefined);
     const plugins = hooks.plugins ?? defaultPlugins<Plugin>();
     const client = new Client({
       redis,
@@ -115,7 +127,7 @@ export class Launcher {
       hostname,
       redis,
       connect: open,
-      logger: hooks.logger ?? rootLogger(),
+      logger,
       registry,
       state: new ProcessState(),
       execution: options.executionMetrics ? new ExecutionTracker() : undefined,
@@ -166,15 +178,42 @@ export class Launcher {
     return this.ctx.options.capsules.reduce((sum, c) => sum + c.concurrency, 0);
   }
 
-  async start(): Promise<void> {
+  /**
+   * Resolves once the worker fetches, or at once when a stop begins meanwhile (the caller tells the two
+   * apart with `stopRequested`). Rejects when Redis does not answer within `startTimeoutMs` (ms; default
+   * Infinity: the CLI waits, its connection logging the outage and retrying with back-off).
+   */
+  start(startTimeoutMs = Infinity): Promise<void> {
+    this.starting ??= this.startUp(startTimeoutMs);
+    return this.starting;
+  }
+
+  /** True once `stop()` was called (a start in progress then resolves without starting). */
+  get stopRequested(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  private async startUp(startTimeoutMs: number): Promise<void> {
     await this.fire("startup");
+    if (this.stopping) return;
+    try {
+      await whenReachable(
+        this.ctx.redis,
+        startTimeoutMs,
+        "the worker did not start; check that Redis is up, or give it a longer `startTimeout`",
+        this.startAbort.signal,
+      );
+    } catch (error) {
+      if (this.stopping) return;
+      throw error;
+    }
     this.started = true;
     // The process record exists before the first fetch, so no sweeper can take this live process for dead.
-    // With Redis down this waits for it; a stop meanwhile ends the start (the checks below).
     await this.heartbeat.start();
     if (this.stopping) return;
     if (this.ctx.options.fetch === "reliable") await this.startReliable();
     if (this.stopping) return;
+    this.running = true;
     for (const manager of this.managers) manager.start();
     for (const service of this.services) service.start();
     this.poller.start();
@@ -201,7 +240,8 @@ export class Launcher {
     for (const manager of this.managers) manager.quiet();
     const by = performance.now() + QUIET_WRITE_MS;
     // A quiet process steps down as cron leader so a working one takes over (services stopped on quiet).
-    const onQuiet = this.services.filter((service) => service.stopOnQuiet);
+    // Services never started (a stop during the start) have nothing to step down from.
+    const onQuiet = this.running ? this.services.filter((service) => service.stopOnQuiet) : [];
     const stepped = await budget.within(
       this.ctx.redis,
       () => Promise.all([this.poller.stop(), ...onQuiet.map((service) => service.stop())]),
@@ -274,6 +314,10 @@ export class Launcher {
     const { options, logger, redis } = this.ctx;
     const budget = (this.budget = new StopBudget(timeout));
     logger.info({ timeout_s: timeout }, "shutting down");
+    // A start in progress ends first (its wait for Redis at once, a first beat in flight within
+    // QUIET_WRITE_MS): closing the connections under it would make it report a false outage.
+    this.startAbort.abort();
+    if (this.starting) await settlesWithin(this.starting, QUIET_WRITE_MS);
     await this.quiet(budget);
     await Promise.all(this.managers.map((m) => m.stop(budget)));
     if (options.fetch === "reliable" && this.started) {
@@ -288,12 +332,16 @@ export class Launcher {
           "Redis unreachable: unfinished jobs stay in this process's private lists; the next reliable process recovers them",
         );
     }
-    for (const service of [...this.services].reverse()) if (!service.stopOnQuiet) await service.stop();
+    if (this.running)
+      for (const service of [...this.services].reverse()) if (!service.stopOnQuiet) await service.stop();
     await this.fire("shutdown");
     const unflushed = this.ctx.state.unflushedCounts();
-    const left = await budget.within(redis, () =>
-      this.heartbeat.stop().catch((error: unknown) => logger.error({ err: error }, "could not leave Redis cleanly")),
-    );
+    // A worker that never reached Redis has no record to remove and nothing counted.
+    const left =
+      !this.started ||
+      (await budget.within(redis, () =>
+        this.heartbeat.stop().catch((error: unknown) => logger.error({ err: error }, "could not leave Redis cleanly")),
+      ));
     if (!left)
       logger.warn(
         { unflushed_processed: unflushed.processed, unflushed_failed: unflushed.failed },
@@ -301,7 +349,8 @@ export class Launcher {
       );
     await Promise.all(
       this.connections.map(async (c) => {
-        if (!(await budget.within(c, () => c.quit()))) c.disconnect();
+        // A lazy connection never used has no socket; QUIT would open one just to close it.
+        if (c.status === "wait" || !(await budget.within(c, () => c.quit()))) c.disconnect();
       }),
     );
     logger.info("bye");

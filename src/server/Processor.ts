@@ -82,9 +82,11 @@ export class Processor {
       startedMs: performance.now(),
     });
     try {
-      // One scope: its log fields, and the worker's client for the job's own pushes.
-      await withJobScope({ log: jobLogContext(job, unit.queue), client: this.ctx.client }, () =>
-        this.execute(job, unit, slot),
+      // One scope: its log fields, the worker's client for the job's own pushes, and the worker's logger
+      // for what the job logs with `logger` (an app's logger given to the worker gets those lines too).
+      await withJobScope(
+        { log: jobLogContext(job, unit.queue), client: this.ctx.client, logger: this.ctx.logger },
+        () => this.execute(job, unit, slot),
       );
     } finally {
       this.ctx.state.end(slot.tid);

@@ -31,6 +31,8 @@ export class CancelListener implements Service {
       if (this.control.cancel(message)) this.ctx.logger.info({ jid: message }, "cancel received for a running job");
     });
     connection.subscribe(cancelChannel(this.ctx.identity), CANCEL_BROADCAST).catch((error: unknown) => {
+      // Stopped before the subscription was made (a stop right after start): nothing was lost.
+      if (this.connection !== connection) return;
       this.ctx.logger.warn({ err: error }, "could not subscribe to cancels; running jobs cannot be cancelled here");
     });
   }

@@ -19,6 +19,11 @@
  * The stream is capped (~10,000 entries): a reader that falls further behind than that (a full read),
  * or that lost its connection, re-reads the keys of every pending wait, so a trimmed event costs a GET,
  * never a hang.
+ *
+ * The watcher's two connections (one for GETs, one blocked in XREAD), both its own, are open only while
+ * a wait or a subscriber is pending: when the last one ends they close, and the next wait opens them
+ * again (taking a new position P). So a script that awaited one job can exit, and the Client's own
+ * connection (the default client's, made lazily) is never used here.
  */
 import type { Redis } from "ioredis";
 import { OUTCOMES, resultKey } from "../../wire/keys.js";
@@ -64,18 +69,31 @@ export interface OutcomeFilter {
 
 type Listener = (event: OutcomeEvent | undefined) => void;
 
+/** The connections of a watcher with waits or subscribers pending, and its read loop. */
+interface Session {
+  /** GET, MGET and the first XREVRANGE. */
+  readonly commands: Redis;
+  /** Blocked in XREAD. */
+  readonly reader: Redis;
+  readonly stop: AbortController;
+  /** Settles once the position is taken and the loop runs. */
+  ready: Promise<void>;
+  loop: Promise<void> | undefined;
+}
+
 export class OutcomeWatcher {
-  private readonly redis: Redis;
-  private reader: Redis | undefined;
-  private ready: Promise<void> | undefined;
+  /** The Client's connection, whose settings the watcher's own connections copy; never used itself. */
+  private readonly source: Redis;
+  private session: Session | undefined;
   private position = "0-0";
   private readonly waits = new Map<string, Set<Listener>>();
   private readonly subscribers = new Set<{ match: (event: OutcomeEvent) => boolean; callback: Listener }>();
-  private readonly stopped = new AbortController();
-  private loop: Promise<void> | undefined;
+  /** Waits past their checks whose registration has not happened yet: the session must stay for them. */
+  private registering = 0;
+  private closed = false;
 
   constructor(options: WatcherOptions = {}) {
-    this.redis = (options.client ?? defaultClient()).redis;
+    this.source = (options.client ?? defaultClient()).redis;
   }
 
   /**
@@ -93,7 +111,12 @@ export class OutcomeWatcher {
     const final = options.final ?? false;
     if (typeof final !== "boolean")
       throw new ArgumentError("waitUntilFinished(jid, { final }): final must be true or false");
-    await this.start();
+    this.registering++;
+    try {
+      await this.start();
+    } finally {
+      this.registering--;
+    }
     return new Promise<JobResult>((resolve, reject) => {
       let settled = false;
       const finish = (outcome: JobResult | Error): void => {
@@ -112,7 +135,8 @@ export class OutcomeWatcher {
         else finish(outcome);
       };
       const lookup = (event?: OutcomeEvent): void => {
-        this.redis.get(resultKey(jid)).then((text) => {
+        // No session: the watcher was closed under this wait, which ends on its timeout.
+        this.session?.commands.get(resultKey(jid)).then((text) => {
           const stored = parseRecord(text);
           if (stored) accept(stored);
           else if (event) accept(event.error ? { status: event.status, error: event.error } : { status: event.status });
@@ -141,35 +165,79 @@ export class OutcomeWatcher {
     };
     this.subscribers.add(entry);
     void this.start().catch(() => undefined); // errors are retried inside the loop
-    return () => this.subscribers.delete(entry);
+    return () => {
+      this.subscribers.delete(entry);
+      this.closeIfIdle();
+    };
   }
 
-  /** Ends the reader and its connection; pending waits keep their timers (they reject on timeout). */
+  /**
+   * Ends the reader and closes the watcher's connections for good (a later wait rejects); pending waits
+   * keep their timers (they reject on timeout).
+   */
   async close(): Promise<void> {
-    this.stopped.abort();
-    this.reader?.disconnect();
-    await this.loop;
+    this.closed = true;
+    await this.endSession();
   }
 
   private start(): Promise<void> {
-    this.ready ??= (async () => {
-      const last = (await this.redis.xrevrange(OUTCOMES, "+", "-", "COUNT", 1))[0];
+    if (this.closed) return Promise.reject(new Error("OutcomeWatcher: closed; make a new one to wait again"));
+    this.session ??= this.open();
+    return this.session.ready;
+  }
+
+  private open(): Session {
+    // Connected now (the source may be a lazy client's), queueing what is sent before the connection is
+    // up (a client with reliable push fails commands while offline); errors surface on the commands.
+    const settings = { lazyConnect: false, enableOfflineQueue: true, autoResendUnfulfilledCommands: true };
+    const commands = this.source.duplicate(settings);
+    const reader = this.source.duplicate({ ...settings, enableAutoPipelining: false });
+    for (const connection of [commands, reader]) connection.on("error", () => undefined);
+    const session: Session = {
+      commands,
+      reader,
+      stop: new AbortController(),
+      ready: Promise.resolve(),
+      loop: undefined,
+    };
+    session.ready = (async () => {
+      const last = (await commands.xrevrange(OUTCOMES, "+", "-", "COUNT", 1))[0];
+      if (session.stop.signal.aborted) return;
       this.position = last?.[0] ?? "0-0";
-      if (this.stopped.signal.aborted) return;
-      this.reader = this.redis.duplicate({ enableAutoPipelining: false });
-      this.loop = this.run(this.reader);
+      session.loop = this.run(session);
     })();
-    return this.ready;
+    // A session that could not start is dropped, so the next wait tries a new one.
+    session.ready.catch(() => {
+      if (this.session === session) void this.endSession();
+    });
+    return session;
+  }
+
+  /** No wait and no subscriber left: the connections close, so they hold neither Redis nor the process. */
+  private closeIfIdle(): void {
+    if (this.waits.size === 0 && this.subscribers.size === 0 && this.registering === 0) void this.endSession();
+  }
+
+  private async endSession(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    if (!session) return;
+    session.stop.abort();
+    session.reader.disconnect();
+    session.commands.disconnect();
+    await session.loop;
   }
 
   private unregister(jid: string, listener: Listener): void {
     const set = this.waits.get(jid);
     set?.delete(listener);
     if (set?.size === 0) this.waits.delete(jid);
+    this.closeIfIdle();
   }
 
-  private async run(reader: Redis): Promise<void> {
-    const signal = this.stopped.signal;
+  private async run(session: Session): Promise<void> {
+    const { reader, stop } = session;
+    const signal = stop.signal;
     while (!signal.aborted) {
       try {
         const reply = (await reader.xread(
@@ -187,7 +255,7 @@ export class OutcomeWatcher {
       } catch {
         if (signal.aborted) return;
         await sleep(RETRY_MS, signal);
-        this.recheck();
+        if (!signal.aborted) this.recheck();
       }
     }
   }
@@ -202,10 +270,12 @@ export class OutcomeWatcher {
 
   /** Events may have been trimmed away or missed: every pending wait looks at its key again. */
   private recheck(): void {
+    const redis = this.session?.commands;
+    if (!redis) return;
     const jids = [...this.waits.keys()];
     for (let i = 0; i < jids.length; i += MGET_CHUNK) {
       const chunk = jids.slice(i, i + MGET_CHUNK);
-      this.redis.mget(chunk.map(resultKey)).then(
+      redis.mget(chunk.map(resultKey)).then(
         (texts) =>
           texts.forEach((text, k) => {
             if (parseRecord(text)) for (const listener of [...(this.waits.get(chunk[k]!) ?? [])]) listener(undefined);

@@ -51,6 +51,9 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** See `disconnectTimeout` in `connect`. */
+const DISCONNECT_TIMEOUT_MS = 200;
+
 /** TLS problems already logged by this process (one line each, not one per connection and retry). */
 const reportedTls = new Set<string>();
 
@@ -73,6 +76,11 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
     // Reconnect delay in ms: 50 ms growing to 2 s, retried forever.
     retryStrategy: (times) => Math.min(times * 50, 2000),
     lazyConnect: options.lazy === true,
+    // ms a closing socket gets to end before it is destroyed. ioredis arms this timer again when a
+    // connection closed during its handshake fails its ready check, on a socket already closed, so it
+    // is never cleared: at its default (2 s) a worker stopped right after its start kept the process
+    // 2 s past stop(). A loopback or LAN socket ends in well under this.
+    disconnectTimeout: DISCONNECT_TIMEOUT_MS,
     // Commands issued in the same tick go out as one pipeline (stats, heartbeats, jobs enqueuing jobs):
     // fewer writes under load. Blocking connections carry one command at a time, so there it would
     // only add bookkeeping.

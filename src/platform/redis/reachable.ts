@@ -16,14 +16,19 @@ export function redisTarget(redis: Redis): string {
   return `${host ?? "127.0.0.1"}:${port ?? 6379}`;
 }
 
+/** Longest wait setTimeout keeps (ms): past it, Node fires at once (2^31 - 1, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
- * Resolves when `redis` is ready; rejects with RedisUnreachableError after `timeoutMs` (ms) without
- * it, or at once when the connection was closed for good.
+ * Resolves when `redis` is ready; rejects with RedisUnreachableError after `timeoutMs` (ms; Infinity:
+ * no deadline) without it, or at once when the connection was closed for good. `signal` ends the wait
+ * (rejecting) when the caller gives up, e.g. a worker stopped during its start.
  */
-export function whenReachable(redis: Redis, timeoutMs: number, hint: string): Promise<void> {
+export function whenReachable(redis: Redis, timeoutMs: number, hint: string, signal?: AbortSignal): Promise<void> {
   if (redis.status === "ready") return Promise.resolve();
   if (redis.status === "end")
     return Promise.reject(new RedisUnreachableError(`the connection to Redis at ${redisTarget(redis)} is closed`));
+  if (signal?.aborted) return Promise.reject(new RedisUnreachableError("the wait for Redis was cancelled"));
   return new Promise((resolve, reject) => {
     let reason = "no answer";
     // A lazy connection (status "wait") connects at its first command: start it, as that would.
@@ -34,21 +39,25 @@ export function whenReachable(redis: Redis, timeoutMs: number, hint: string): Pr
       redis.off("ready", onReady);
       redis.off("error", onError);
       redis.off("end", onEnd);
+      signal?.removeEventListener("abort", onAbort);
       if (error) reject(error);
       else resolve();
     };
     const onReady = () => finish();
     const onEnd = () => finish(new RedisUnreachableError(`the connection to Redis at ${redisTarget(redis)} is closed`));
-    const timer = setTimeout(() => {
+    const onAbort = () => finish(new RedisUnreachableError("the wait for Redis was cancelled"));
+    const expire = () => {
       const seconds = Math.round(timeoutMs / 100) / 10;
       finish(
         new RedisUnreachableError(
           `cannot reach Redis at ${redisTarget(redis)}: ${reason} (waited ${seconds} s; nothing was written; ${hint})`,
         ),
       );
-    }, timeoutMs);
+    };
+    const timer = timeoutMs <= MAX_TIMER_MS ? setTimeout(expire, timeoutMs) : undefined;
     redis.on("ready", onReady);
     redis.on("error", onError);
     redis.on("end", onEnd);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
