@@ -23,7 +23,8 @@ const env = { ...process.env, REDIS_URL: handle.url, TSQ_LOG_LEVEL: "warn" };
 function filesOfGuide(): Map<string, string> {
   const guide = readFileSync(join(ROOT, "docs/first-job.md"), "utf8");
   const files = new Map<string, string>();
-  for (const match of guide.matchAll(/^`([\w.-]+\.(?:ts|json))`[^\n]*\n+```\w+\n([\s\S]*?)```/gm))
+  // A block may carry a marker comment for the docs' compile test (`<!-- file: jobs.ts -->`) after its name.
+  for (const match of guide.matchAll(/^`([\w.-]+\.(?:ts|json))`[^\n]*\n+(?:<!--[^\n]*-->\n+)?```\w+\n([\s\S]*?)```/gm))
     files.set(match[1]!, match[2]!);
   return files;
 }

@@ -317,8 +317,13 @@ test("every ```ts block of README.md and docs/*.md compiles in a strict NodeNext
   const problems = blockErrors(`${tsc.stdout}${tsc.stderr}`, blocks);
   assert.deepEqual(problems, [], `doc blocks that do not compile:\n${problems.join("\n")}`);
   assert.ok(blocks.length >= 49, `only ${blocks.length} blocks compiled`);
-  // Each exception says why; the example test files are compiled where they live.
-  assert.ok(skipped.length <= 7, `blocks not compiled:\n${skipped.map((s) => `${s.where}: ${s.reason}`).join("\n")}`);
+  // Each exception says why. The example test files are compiled (and run) where they live, and
+  // test/testing/docs.test.ts holds each to its block word for word; the other exceptions are few.
+  const noCompile = skipped.filter((s) => !s.reason.startsWith("the test file "));
+  assert.ok(
+    noCompile.length <= 2,
+    `blocks not compiled:\n${noCompile.map((s) => `${s.where}: ${s.reason}`).join("\n")}`,
+  );
   // The blocks that quote a compile error really fail with it (docs/testing.md's typo and Date).
   assert.ok(blocks.filter((block) => block.expected.length > 0).length >= 2);
 });
