@@ -5,17 +5,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
+import { tsqctl as runTsqctl } from "../helpers/tsqctl.js";
 import { useRedis } from "../helpers/redis.js";
 
 const redis = useRedis();
-const BIN = fileURLToPath(new URL("../../../bin/tsqctl.js", import.meta.url));
 const UNREACHABLE = "redis://127.0.0.1:1/0";
 
 async function tsqctl(args: string[]) {
   // REDIS_URL points nowhere: only the flag can make these work.
-  return execa(process.execPath, [BIN, ...args], { env: { REDIS_URL: UNREACHABLE }, reject: false, timeout: 30_000 });
+  return runTsqctl(args, { REDIS_URL: UNREACHABLE });
 }
 
 test("--redis-url and --json before the command", async () => {

@@ -5,23 +5,17 @@
  */
 import { beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
+import { tsqctl as runTsqctl } from "../helpers/tsqctl.js";
 import { Client } from "../../src/client/Client.js";
 import { DEAD, RETRY } from "../../src/wire/keys.js";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq, type TsqProcess } from "../helpers/tsqProcess.js";
 
 const redis = useRedis();
-const BIN = fileURLToPath(new URL("../../../bin/tsqctl.js", import.meta.url));
 
 async function json<T>(args: string[]): Promise<T> {
   if (!redis.url) throw new Error("the private Redis is not running");
-  const run = await execa(process.execPath, [BIN, ...args, "--json"], {
-    env: { REDIS_URL: redis.url },
-    reject: false,
-    timeout: 30_000,
-  });
+  const run = await runTsqctl([...args, "--json"], { REDIS_URL: redis.url });
   assert.equal(run.exitCode, 0, `tsqctl ${args.join(" ")}: ${run.stderr}`);
   assert.equal(run.stderr, "");
   return JSON.parse(String(run.stdout)) as T;

@@ -1,21 +1,21 @@
 /**
- * `tsqctl retry --all --pace <jobs/s>` as a real process: the set drains at the pace, Ctrl-C (SIGINT)
+ * `tsqctl retry --all --pace <jobs/s>`: the set drains at the pace, Ctrl-C (SIGINT, to a real process)
  * ends it between batches with nothing lost, and --pace anywhere else is a usage error.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
+import { tsqctl as runTsqctl } from "../helpers/tsqctl.js";
 import { DEAD } from "../../src/wire/keys.js";
 import { useRedis } from "../helpers/redis.js";
 import { withinDeadline } from "../helpers/timing.js";
 
 const redis = useRedis();
-const BIN = fileURLToPath(new URL("../../../bin/tsqctl.js", import.meta.url));
 
 function tsqctl(args: string[]) {
   if (!redis.url) throw new Error("the private Redis is not running");
-  return execa(process.execPath, [BIN, ...args], { env: { REDIS_URL: redis.url }, reject: false, timeout: 30_000 });
+  return runTsqctl(args, { REDIS_URL: redis.url });
 }
 
 async function fillDead(n: number): Promise<void> {
@@ -43,7 +43,12 @@ test("retry --all --pace 40 retries 80 dead jobs in about 2 s", async () => {
 
 test("Ctrl-C stops a paced retry between batches: every entry is in the set or its queue", async () => {
   await fillDead(200);
-  const child = tsqctl(["retry", "--all", "--set", "dead", "--pace", "20", "--yes"]);
+  const bin = fileURLToPath(new URL("../../../bin/tsqctl.js", import.meta.url));
+  const child = execa(process.execPath, [bin, "retry", "--all", "--set", "dead", "--pace", "20", "--yes"], {
+    env: { REDIS_URL: redis.url },
+    reject: false,
+    timeout: 30_000,
+  });
   const deadline = Date.now() + 10_000;
   while ((await redis.redis.llen("queue:default")) < 10 && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 50));
