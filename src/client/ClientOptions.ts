@@ -8,7 +8,7 @@ import type { ShardMap } from "../platform/shards/ShardMap.js";
 import type { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import type { ClientMiddlewareArgs, ClientPlugin } from "./plugin.js";
 import { ArgumentError } from "../wire/errors.js";
-import { refuseUnknownSettings } from "../platform/util/unknownKeys.js";
+import { refuseUnknownSettings, type ListsEveryKey } from "../platform/util/unknownKeys.js";
 
 export interface ClientOptions {
   /** A connection to share, or a Redis URL (default: REDIS_URL, then redis://127.0.0.1:6379/0). */
@@ -76,7 +76,7 @@ const KNOWN = [
   "lazyConnect",
 ] as const satisfies readonly (keyof ClientOptions)[];
 // A ClientOptions key missing from KNOWN fails to compile here.
-const everySetting: Exclude<keyof ClientOptions, (typeof KNOWN)[number]> extends never ? true : never = true;
+const everySetting: ListsEveryKey<ClientOptions, typeof KNOWN> = true;
 void everySetting;
 
 /** Throws ArgumentError naming the first key of `new Client(options)` that is no setting (a typo from JavaScript). */

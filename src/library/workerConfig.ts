@@ -5,7 +5,7 @@
  * camelCase).
  */
 import { ArgumentError } from "../wire/errors.js";
-import { refuseUnknownSettings } from "../platform/util/unknownKeys.js";
+import { refuseUnknownSettings, type ListsEveryKey } from "../platform/util/unknownKeys.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import {
   BOUNDS,
@@ -75,7 +75,7 @@ const KNOWN = [
   "startTimeout",
 ] as const satisfies readonly (keyof WorkerConfig)[];
 // A WorkerConfig key missing from KNOWN fails to compile here.
-const everySetting: Exclude<keyof WorkerConfig, (typeof KNOWN)[number]> extends never ? true : never = true;
+const everySetting: ListsEveryKey<WorkerConfig, typeof KNOWN> = true;
 void everySetting;
 
 /** Throws ArgumentError naming the first key of `new Worker(config)` that is no setting (a typo from JavaScript). */

@@ -54,3 +54,10 @@ export function refuseUnknownSettings(who: string, settings: object, known: read
     throw new ArgumentError(`${who}: unknown setting \`${key}\`${hint}; the settings are ${known.join(", ")}`);
   }
 }
+
+/**
+ * `true` only when `Known` lists every key of `Settings`: a settings list that forgets a new option fails
+ * to compile where it is declared (`const every: ListsEveryKey<Options, typeof KNOWN> = true`).
+ */
+export type ListsEveryKey<Settings, Known extends readonly PropertyKey[]> =
+  Exclude<keyof Settings, Known[number]> extends never ? true : never;
