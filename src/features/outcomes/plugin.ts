@@ -35,10 +35,10 @@ export const outcomes = definePlugin({
     return {
       // Every job may report progress; the reporter is built at its first report only. Not async: an
       // async wrapper costs every job two more promises under its log context.
-      around(run, instance, job) {
+      around(run, instance, job, queue) {
         let reporter: ProgressReporter | undefined;
         const progress = (n: number, data?: unknown): void =>
-          (reporter ??= new ProgressReporter(ctx, job.jid)).report(n, data);
+          (reporter ??= new ProgressReporter(ctx, job, queue, recorder.records(job))).report(n, data);
         Object.assign(instance, { progress });
         // then(ok, fail) rather than finally(), which makes two more promises.
         return run().then(
