@@ -18,7 +18,14 @@ import "./features/activejob/plugin.js";
 useDefaultPlugins(builtinPlugins());
 
 export { builtinPlugins } from "./plugins.js";
-export { Worker, type WorkerConfig, type WorkerEvents, type JobEventInfo, type JobEndInfo } from "./library/Worker.js";
+export {
+  Worker,
+  type WorkerConfig,
+  type WorkerEvents,
+  type JobEventInfo,
+  type JobEndInfo,
+  type JobProgressInfo,
+} from "./library/Worker.js";
 export type { EndStatus, FinalStatus } from "./server/hooks.js";
 export {
   Cluster,
@@ -102,6 +109,7 @@ export {
   type OutcomeFilter,
   type JobResult,
   type OutcomeEvent,
+  type ProgressEvent,
   type OutcomeStatus,
   type OutcomeError,
   type ResultOptions,

@@ -50,9 +50,18 @@ export interface JobEndInfo extends JobEventInfo {
   duration: number;
 }
 
+export interface JobProgressInfo extends JobEventInfo {
+  /** The number the job reported (`this.progress(n, data?)`), usually a percentage. */
+  progress: number;
+  /** Its `data`, after a JSON round trip; absent when it gave none. */
+  data?: unknown;
+}
+
 export interface WorkerEvents {
   started: [];
   "job:start": [JobEventInfo];
+  /** Each `this.progress(n, data?)` call of a job running here (not throttled: the Redis writes are). */
+  "job:progress": [JobProgressInfo];
   "job:end": [JobEndInfo];
   error: [Error];
   stopped: [];
@@ -195,6 +204,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private forwardEvents(): void {
     const events = this.launcher.ctx.events;
     events.on("start", (job, queue) => this.emit("job:start", { jid: job.jid, class: displayClass(job), queue }));
+    events.on("progress", (job, queue, { n, data }) =>
+      this.emit("job:progress", {
+        jid: job.jid,
+        class: displayClass(job),
+        queue,
+        progress: n,
+        ...(data === undefined ? {} : { data }),
+      }),
+    );
     events.on("end", (job, queue, outcome) =>
       this.emit("job:end", {
         jid: job.jid,

@@ -43,6 +43,8 @@ export interface JobEvents {
   durable: [job: JobPayload, queue: string, outcome: "timedOut" | "abandoned"];
   /** The job's `expires_in` had passed: dropped before it started (expiry/expire.ts). */
   expired: [job: JobPayload, queue: string];
+  /** A running job reported its progress (`this.progress(n, data?)`, from the plug-in that provides it); every call. */
+  progress: [job: JobPayload, queue: string, progress: { n: number; data?: unknown }];
 }
 
 export interface ServerContext {

@@ -87,3 +87,32 @@ export class ProgressJob extends Job {
     return "finished";
   }
 }
+
+/** Reports 1, then 2 and 3 a second later (3 within 2's second: announced as the job ends), then returns. */
+export class StepsJob extends Job {
+  static override options = { result: { ttl: TTL } };
+  async perform(): Promise<string> {
+    this.progress(1, { step: "read" });
+    await sleep(1100);
+    this.progress(2, { step: "sum" });
+    this.progress(3);
+    return "stepped";
+  }
+}
+
+/** Reports `reports` times in one burst, then returns. */
+export class SpamJob extends Job {
+  static override options = { result: { ttl: TTL } };
+  perform(reports: number): number {
+    for (let i = 1; i <= reports; i++) this.progress(i);
+    return reports;
+  }
+}
+
+/** Does not opt in, and reports 1..`reports` in one burst. */
+export class PlainProgressJob extends Job {
+  perform(reports: number): number {
+    for (let i = 1; i <= reports; i++) this.progress(i, { i });
+    return reports;
+  }
+}

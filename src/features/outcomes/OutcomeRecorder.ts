@@ -78,6 +78,11 @@ export class OutcomeRecorder implements Service {
     return this.pending.size > MAX_PENDING ? write : undefined;
   }
 
+  /** Whether `job`'s outcome is recorded (its class or push opts in): its progress is then announced too. */
+  records(job: JobPayload): boolean {
+    return this.policyOf(job) !== undefined;
+  }
+
   private policyOf(job: JobPayload): ResultPolicy | undefined {
     if (job.result !== undefined) {
       const policy = readPolicy(job.result);

@@ -33,7 +33,8 @@ import { checkDuration, longTimeout } from "../../platform/util/longTimer.js";
 import { defaultClient } from "../../client/defaultClient.js";
 import type { Client } from "../../client/Client.js";
 import { WaitTimeoutError } from "./errors.js";
-import { parseEvent, parseRecord, type JobResult, type OutcomeEvent } from "./record.js";
+import { entriesOf, parseEvent, parseProgressEvent, parseRecord } from "./record.js";
+import type { JobResult, OutcomeEvent, ProgressEvent } from "./record.js";
 
 /** Entries per XREAD. */
 const READ_COUNT = 1000;
@@ -65,9 +66,12 @@ export interface WaitOptions {
 export interface OutcomeFilter {
   class?: string | readonly string[];
   queue?: string | readonly string[];
+  /** Also the progress reports of opted-in jobs (`status: "progress"`), each before its job's end. Default false. */
+  progress?: boolean;
 }
 
 type Listener = (event: OutcomeEvent | undefined) => void;
+type StreamEvent = OutcomeEvent | ProgressEvent;
 
 /** The connections of a watcher with waits or subscribers pending, and its read loop. */
 interface Session {
@@ -87,7 +91,10 @@ export class OutcomeWatcher {
   private session: Session | undefined;
   private position = "0-0";
   private readonly waits = new Map<string, Set<Listener>>();
-  private readonly subscribers = new Set<{ match: (event: OutcomeEvent) => boolean; callback: Listener }>();
+  private readonly subscribers = new Set<{
+    match: (event: StreamEvent) => boolean;
+    callback: (e: StreamEvent) => void;
+  }>();
   /** Waits past their checks whose registration has not happened yet: the session must stay for them. */
   private registering = 0;
   private closed = false;
@@ -153,16 +160,24 @@ export class OutcomeWatcher {
     });
   }
 
-  /** Calls `callback` for each later end matching `filter`; returns the function that unsubscribes. */
-  subscribe(filter: OutcomeFilter, callback: (event: OutcomeEvent) => void): () => void {
+  /**
+   * Calls `callback` for each later end matching `filter` (and each progress report with `progress: true`),
+   * in the stream's order; returns the function that unsubscribes.
+   */
+  subscribe(filter: OutcomeFilter & { progress: true }, callback: (event: StreamEvent) => void): () => void;
+  subscribe(filter: OutcomeFilter, callback: (event: OutcomeEvent) => void): () => void;
+  subscribe(filter: OutcomeFilter, callback: ((event: OutcomeEvent) => void) | ((event: StreamEvent) => void)) {
     const classes = filter.class === undefined ? undefined : new Set([filter.class].flat());
     const queues = filter.queue === undefined ? undefined : new Set([filter.queue].flat());
-    const entry = {
-      match: (event: OutcomeEvent) => (!classes || classes.has(event.class)) && (!queues || queues.has(event.queue)),
-      callback: (event: OutcomeEvent | undefined) => {
-        if (event) callback(event);
-      },
-    };
+    const progress = filter.progress ?? false;
+    if (typeof progress !== "boolean")
+      throw new ArgumentError("subscribe({ progress }): progress must be true or false");
+    const match = (event: StreamEvent) =>
+      (progress || event.status !== "progress") &&
+      (!classes || classes.has(event.class)) &&
+      (!queues || queues.has(event.queue));
+    // Without `progress` the match passes ends only, so the narrower callback gets what it takes.
+    const entry = { match, callback: callback as (event: StreamEvent) => void };
     this.subscribers.add(entry);
     void this.start().catch(() => undefined); // errors are retried inside the loop
     return () => {
@@ -262,9 +277,9 @@ export class OutcomeWatcher {
 
   private dispatch(entry: unknown): void {
     if (Array.isArray(entry) && typeof entry[0] === "string") this.position = entry[0];
-    const event = parseEvent(entry);
+    const event = parseEvent(entry) ?? parseProgressEvent(entry);
     if (!event) return;
-    for (const listener of [...(this.waits.get(event.jid) ?? [])]) listener(event);
+    if (event.status !== "progress") for (const listener of [...(this.waits.get(event.jid) ?? [])]) listener(event);
     for (const subscriber of this.subscribers) if (subscriber.match(event)) subscriber.callback(event);
   }
 
@@ -284,11 +299,4 @@ export class OutcomeWatcher {
       );
     }
   }
-}
-
-/** The entries of an XREAD reply for the one stream read (`[[name, [[id, fields], ...]]]`), or none. */
-function entriesOf(reply: unknown): unknown[] {
-  if (!Array.isArray(reply)) return [];
-  const stream: unknown = reply[0];
-  return Array.isArray(stream) && Array.isArray(stream[1]) ? (stream[1] as unknown[]) : [];
 }

@@ -6,6 +6,7 @@
  *                             {"status":"failed","error":{"class":"TypeError","message":"boom"},...}
  *   tsq:outcomes      STREAM  1764614400500-0  jid <jid> class <name> queue <q> status done|failed|dead|cancelled
  *                                              [error_class <name> error_message <text>]
+ *                     1764614400400-0  jid <jid> class <name> queue <q> progress <n> [data <JSON>]
  *
  * Only ends are recorded: a suspended execution (a durable job's sleep or wait) is not one.
  */
@@ -40,6 +41,20 @@ export interface OutcomeEvent {
   error?: OutcomeError;
 }
 
+/** One progress report of an opted-in job on the `tsq:outcomes` stream (`status` tells it from an end). */
+export interface ProgressEvent {
+  /** The stream entry id (`<ms>-<seq>`). */
+  id: string;
+  jid: string;
+  class: string;
+  queue: string;
+  status: "progress";
+  /** The number the job reported. */
+  progress: number;
+  /** Its `data`, when it gave some. */
+  data?: unknown;
+}
+
 const STATUSES: ReadonlySet<string> = new Set<OutcomeStatus>(["done", "failed", "dead", "cancelled"]);
 
 function isStatus(value: unknown): value is OutcomeStatus {
@@ -71,8 +86,8 @@ export function parseRecord(text: string | null): JobResult | undefined {
   return out;
 }
 
-/** One stream entry (`[id, [field, value, ...]]`), or undefined when it is not one tsq wrote. */
-export function parseEvent(entry: unknown): OutcomeEvent | undefined {
+/** A stream entry's id and fields (`[id, [field, value, ...]]`), or undefined when it is not that shape. */
+function fieldsOf(entry: unknown): { id: string; fields: Map<string, string> } | undefined {
   if (!Array.isArray(entry) || typeof entry[0] !== "string" || !Array.isArray(entry[1])) return undefined;
   const fields = new Map<string, string>();
   const list = entry[1] as unknown[];
@@ -80,10 +95,42 @@ export function parseEvent(entry: unknown): OutcomeEvent | undefined {
     const [name, value] = [list[i], list[i + 1]];
     if (typeof name === "string" && typeof value === "string") fields.set(name, value);
   }
+  return { id: entry[0], fields };
+}
+
+/** One stream entry's end, or undefined when it is no end tsq wrote (a progress entry, or hostile text). */
+export function parseEvent(entry: unknown): OutcomeEvent | undefined {
+  const { id, fields } = fieldsOf(entry) ?? {};
+  if (id === undefined || !fields) return undefined;
   const [jid, klass, queue, status] = ["jid", "class", "queue", "status"].map((name) => fields.get(name));
   if (!jid || klass === undefined || queue === undefined || !isStatus(status)) return undefined;
-  const event: OutcomeEvent = { id: entry[0], jid, class: klass, queue, status };
+  const event: OutcomeEvent = { id, jid, class: klass, queue, status };
   const errorClass = fields.get("error_class");
   if (errorClass !== undefined) event.error = { class: errorClass, message: fields.get("error_message") ?? "" };
   return event;
+}
+
+/** One stream entry's progress report, or undefined when it is none tsq wrote (bad JSON data is left out). */
+export function parseProgressEvent(entry: unknown): ProgressEvent | undefined {
+  const { id, fields } = fieldsOf(entry) ?? {};
+  if (id === undefined || !fields || fields.has("status")) return undefined;
+  const [jid, klass, queue, n] = ["jid", "class", "queue", "progress"].map((name) => fields.get(name));
+  const progress = Number(n);
+  if (!jid || klass === undefined || queue === undefined || !n || !Number.isFinite(progress)) return undefined;
+  const event: ProgressEvent = { id, jid, class: klass, queue, status: "progress", progress };
+  const data = fields.get("data");
+  if (data !== undefined)
+    try {
+      event.data = JSON.parse(data) as unknown;
+    } catch {
+      // not JSON: not what tsq wrote, so not passed on
+    }
+  return event;
+}
+
+/** The entries of an XREAD reply for the one stream read (`[[name, [[id, fields], ...]]]`), or none. */
+export function entriesOf(reply: unknown): unknown[] {
+  if (!Array.isArray(reply)) return [];
+  const stream: unknown = reply[0];
+  return Array.isArray(stream) && Array.isArray(stream[1]) ? (stream[1] as unknown[]) : [];
 }

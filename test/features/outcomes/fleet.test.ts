@@ -2,7 +2,7 @@
  * Outcomes across real worker processes: 1,000 jobs run by two `tsq` processes, every outcome received
  * by waits begun while about half of them had already ended (one shared OutcomeWatcher, and standalone
  * waitUntilFinished calls); a running job's progress shown by `tsqctl processes` (text and JSON) and on
- * the dashboard's Busy page.
+ * the dashboard's Busy page, and its reports and end seen by a subscriber in the test's process.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +12,13 @@ import { useRedis } from "../../helpers/redis.js";
 import { ROOT, eventually, startTsq, type TsqProcess } from "../../helpers/tsqProcess.js";
 import { WebSession, startWeb } from "../../admin/web/webHelpers.js";
 import { Client } from "../../../src/client/Client.js";
-import { OutcomeWatcher, waitUntilFinished, type JobResult } from "../../../src/features/outcomes/index.js";
+import {
+  OutcomeWatcher,
+  waitUntilFinished,
+  type JobResult,
+  type OutcomeEvent,
+  type ProgressEvent,
+} from "../../../src/features/outcomes/index.js";
 import { OUTCOMES, resultKey } from "../../../src/wire/keys.js";
 import { DoomedJob, DoublingJob, ProgressJob } from "../../jobs/outcomeJobs.js";
 
@@ -78,33 +84,51 @@ test(
   },
 );
 
-test("a running job's progress shows in tsqctl processes and on the Busy page", { timeout: 120_000 }, async (t) => {
-  const client = new Client({ redis: handle.url });
-  t.after(() => client.close());
-  const w = worker();
-  t.after(() => w.stop(10_000));
-  const jid = (await client.push({ class: ProgressJob, args: ["fleet", 40] }))!;
+test(
+  "a running job's progress shows in tsqctl processes, on the Busy page and to a subscriber in this process",
+  { timeout: 120_000 },
+  async (t) => {
+    const client = new Client({ redis: handle.url });
+    t.after(() => client.close());
+    const watcher = new OutcomeWatcher({ client });
+    t.after(() => watcher.close());
+    const events: (OutcomeEvent | ProgressEvent)[] = [];
+    watcher.subscribe({ class: "ProgressJob", progress: true }, (event) => events.push(event));
+    const w = worker();
+    t.after(() => w.stop(10_000));
+    const jid = (await client.push({ class: ProgressJob, args: ["fleet", 40] }))!;
 
-  const text = await eventually(
-    async () => {
-      const out = tsqctl("processes");
-      return out.includes(jid) && /PROGRESS/.test(out) && / 40 \{"step":40,"of":40\}/.test(out) ? out : undefined;
-    },
-    60_000,
-    "tsqctl processes shows the job's last progress",
-    200,
-  );
-  assert.match(text, /1 process/);
-  const json = JSON.parse(tsqctl("processes", "--json")) as { work: { jid: string; progress?: unknown }[] };
-  const progress = json.work.find((work) => work.jid === jid)?.progress as Record<string, unknown> | undefined;
-  assert.deepEqual({ ...progress, at: typeof progress?.at }, { n: 40, data: { step: 40, of: 40 }, at: "number" });
+    const text = await eventually(
+      async () => {
+        const out = tsqctl("processes");
+        return out.includes(jid) && /PROGRESS/.test(out) && / 40 \{"step":40,"of":40\}/.test(out) ? out : undefined;
+      },
+      60_000,
+      "tsqctl processes shows the job's last progress",
+      200,
+    );
+    assert.match(text, /1 process/);
+    const json = JSON.parse(tsqctl("processes", "--json")) as { work: { jid: string; progress?: unknown }[] };
+    const progress = json.work.find((work) => work.jid === jid)?.progress as Record<string, unknown> | undefined;
+    assert.deepEqual({ ...progress, at: typeof progress?.at }, { n: 40, data: { step: 40, of: 40 }, at: "number" });
 
-  const web = await startWeb({ redis: handle.redis });
-  t.after(() => web.stop());
-  const body = (await new WebSession(web.url).get("/busy")).body;
-  assert.match(body, /<th>Progress<\/th>/);
-  assert.match(body, />40<\/span> <code>\{&quot;step&quot;:40,&quot;of&quot;:40\}<\/code>/);
+    const web = await startWeb({ redis: handle.redis });
+    t.after(() => web.stop());
+    const body = (await new WebSession(web.url).get("/busy")).body;
+    assert.match(body, /<th>Progress<\/th>/);
+    assert.match(body, />40<\/span> <code>\{&quot;step&quot;:40,&quot;of&quot;:40\}<\/code>/);
 
-  await handle.redis.set("fleet:go", "1");
-  assert.deepEqual(await waitUntilFinished(jid, { timeout: 60, client }), { status: "done", result: "finished" });
-});
+    await handle.redis.set("fleet:go", "1");
+    assert.deepEqual(await waitUntilFinished(jid, { timeout: 60, client }), { status: "done", result: "finished" });
+    // The worker process's first report at once, its last when its second was up, then the end.
+    await eventually(async () => events.some((e) => e.status === "done"), 30_000, "the subscriber sees the end");
+    assert.deepEqual(
+      events.map((e) => (e.status === "progress" ? [e.jid, e.progress, e.data] : [e.jid, e.status])),
+      [
+        [jid, 1, { step: 1, of: 40 }],
+        [jid, 40, { step: 40, of: 40 }],
+        [jid, "done"],
+      ],
+    );
+  },
+);
