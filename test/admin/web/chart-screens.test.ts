@@ -4,8 +4,9 @@
  * real worker's traffic), the History, the Metrics page (local time ticks, a value axis in a unit, a
  * legend naming the classes, averages with units that never read "0") and a class's two charts; and a
  * job's page shows its stored outcome (hostile text as text) and its progress while it runs. Each page is
- * checked for CSP violations and console errors, and screenshotted into a temp dir (and /work/screens/
- * when that can be made), the paths printed as diagnostics. Skipped, saying why, without Chromium.
+ * checked for CSP violations and console errors, and screenshotted into a temp dir (and into
+ * TSQ_SCREENSHOT_DIR when set, to keep them), the paths printed as diagnostics. Skipped, saying why,
+ * without Chromium.
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -31,7 +32,8 @@ const skip = existsSync(CHROMIUM)
 /** 7 or 8 hours behind UTC: a label in UTC cannot pass for local time. */
 const ZONE = "America/Los_Angeles";
 /** Where the screenshots are copied for a person to look at (best effort). */
-const SCREENS = "/work/screens";
+/** Where to keep the screenshots after the run (the temp dir goes with it); unset: nowhere. */
+const SCREENS = process.env.TSQ_SCREENSHOT_DIR;
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
@@ -89,11 +91,12 @@ async function newPage(problems: string[]): Promise<Page> {
   return watchPage(await context.newPage(), problems);
 }
 
-/** Screenshots the page into the temp dir and /work/screens/, and prints where. */
+/** Screenshots the page into the temp dir (and TSQ_SCREENSHOT_DIR), and prints where. */
 async function shoot(t: { diagnostic(message: string): void }, page: Page, name: string): Promise<void> {
   const path = join(shots, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
   t.diagnostic(`screenshot ${name}: ${path}`);
+  if (SCREENS === undefined) return;
   try {
     mkdirSync(SCREENS, { recursive: true });
     copyFileSync(path, join(SCREENS, `${name}.png`));
