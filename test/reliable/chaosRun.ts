@@ -1,4 +1,4 @@
-/** The chaos run shared by the reliable and basic tests: 20,000 jobs, a child SIGKILLed every 2 s. */
+/** The chaos run shared by the reliable and basic tests: 20,000 jobs, a child SIGKILLed every 3,000 done. */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -21,10 +21,15 @@ export function childPids(ppid: number): number[] {
 }
 
 /**
- * Runs 20,000 jobs on a 3-child cluster, SIGKILLing a child every 2 s while work remains and all three
- * are up: on a loaded machine a child takes seconds to boot, and killing children still booting (their
- * restart back-off doubling each time) would leave the cluster down more than working.
+ * Runs 20,000 jobs on a 3-child cluster and SIGKILLs a child each time another 3,000 jobs are done (four
+ * kills), once all three are up and work remains. Kills paced by the work done, not by the clock: a fast
+ * machine drains the queue in a few seconds and a loaded one boots children slowly, and either way the
+ * run holds the same number of kills. Killing children still booting (their restart back-off doubling
+ * each time) would leave the cluster down more than working.
  */
+/** Jobs done before each kill: four kills while most of the 20,000 are still to run. */
+const KILL_AFTER_DONE = [3000, 6000, 9000, 12_000];
+
 export async function chaos(
   handle: RedisHandle,
   fetch: "basic" | "reliable",
@@ -56,18 +61,23 @@ export async function chaos(
   await eventually(async () => (await handle.redis.scard("processes")) === 3, 30_000, "3 children up");
   let kills = 0;
   const started = Date.now();
-  while ((await handle.redis.llen("queue:default")) > 0 && Date.now() - started < 150_000) {
-    await sleep(2000);
-    const pids = childPids(cluster.child.pid!);
-    const victim = pids[Math.floor(Math.random() * pids.length)];
-    const allUp = pids.length === 3 && (await handle.redis.scard("processes")) === 3;
-    if (victim !== undefined && allUp && (await handle.redis.llen("queue:default")) > 0) {
-      process.kill(victim, "SIGKILL");
-      kills++;
+  for (const threshold of KILL_AFTER_DONE) {
+    let killed = false;
+    while (!killed && (await handle.redis.llen("queue:default")) > 0 && Date.now() - started < 150_000) {
+      await sleep(100);
+      if ((await handle.redis.llen("done")) < threshold) continue;
+      const pids = childPids(cluster.child.pid!);
+      const victim = pids[Math.floor(Math.random() * pids.length)];
+      const allUp = pids.length === 3 && (await handle.redis.scard("processes")) === 3;
+      if (victim !== undefined && allUp && (await handle.redis.llen("queue:default")) > 0) {
+        process.kill(victim, "SIGKILL");
+        kills++;
+        killed = true;
+      }
     }
     if (process.env.TSQ_CHAOS_DEBUG)
       console.log(
-        `kill ${kills}: queued ${await handle.redis.llen("queue:default")} done ${await handle.redis.llen("done")} children ${pids.length}`,
+        `kill ${kills}: queued ${await handle.redis.llen("queue:default")} done ${await handle.redis.llen("done")}`,
       );
   }
   // Let the last recoveries and in-flight jobs settle: the queue and every private list empty, and
