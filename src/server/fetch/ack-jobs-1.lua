@@ -1,5 +1,5 @@
 -- ack-jobs-1.lua: acknowledge finished jobs of reliable fetch in one call: remove each from the process's
--- private in-progress list (src/server/ackMark.ts says how a job is named).
+-- private in-progress list (src/server/fetch/ackMark.ts says how a job is named).
 --
 -- KEYS[1]  queue:sq|<identity>|<q>   the private list the jobs were fetched into
 -- ARGV[1]  the marked jobs, one after the other, each as "<length> <offset> <width> <bytes>": the entry

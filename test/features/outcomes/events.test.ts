@@ -99,13 +99,19 @@ test("a subscriber on its own connections sees an opted-in job's progress in ord
   assert.equal(event.queue, "default");
 });
 
-test("10,000 reports in a burst: every one a local job:progress event, two stream entries", async (t) => {
+/** A progress subscriber on its own connections, a worker's local progress events, Redis' stats reset. */
+async function listening(t: TestContext) {
   const events: (OutcomeEvent | ProgressEvent)[] = [];
   watcher(t).subscribe({ progress: true }, (event) => events.push(event));
   const w = await worker(t);
   const local: JobProgressInfo[] = [];
   w.on("job:progress", (info) => local.push(info));
   await handle.redis.config("RESETSTAT");
+  return { events, local };
+}
+
+test("10,000 reports in a burst: every one a local job:progress event, two stream entries", async (t) => {
+  const { events, local } = await listening(t);
   const jid = (await pusher(t).push({ class: SpamJob, args: [10_000] }))!;
   await eventually(async () => events.some((e) => e.status === "done"), 30_000, "the job's end");
   assert.equal(local.length, 10_000, "one local event per report");
@@ -119,12 +125,7 @@ test("10,000 reports in a burst: every one a local job:progress event, two strea
 });
 
 test("a class that does not opt in: local events only, nothing on the stream", async (t) => {
-  const events: (OutcomeEvent | ProgressEvent)[] = [];
-  watcher(t).subscribe({ progress: true }, (event) => events.push(event));
-  const w = await worker(t);
-  const local: JobProgressInfo[] = [];
-  w.on("job:progress", (info) => local.push(info));
-  await handle.redis.config("RESETSTAT");
+  const { events, local } = await listening(t);
   const c = pusher(t);
   const plain = (await c.push({ class: PlainProgressJob, args: [100] }))!;
   await eventually(async () => local.length === 100, 30_000, "the plain job's reports");

@@ -1,5 +1,5 @@
 -- lib/ack-marks.lua, included by ack-jobs-1.lua and reliable-fetch.lua: removes finished jobs of
--- reliable fetch from a private in-progress list (src/server/ackMark.ts says how a job is named).
+-- reliable fetch from a private in-progress list (src/server/fetch/ackMark.ts says how a job is named).
 --
 -- ack_marks(key, packed, whole) -> how many were removed
 --   key     queue:sq|<identity>|<q>, the private list the jobs were fetched into
