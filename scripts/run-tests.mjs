@@ -1,4 +1,4 @@
-// Runs every compiled test file with Node's built-in test runner. Each file runs in its own process
+// Runs the compiled test files of one tier with Node's built-in test runner. Each file runs in its own process
 // with its own private redis-server, so several files can run at once.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, dirname, relative } from "node:path";
@@ -42,10 +42,28 @@ function readDurations() {
   }
 }
 
-const filter = process.argv.slice(2);
-const files = collect(testRoot).filter((f) => filter.length === 0 || filter.some((word) => f.includes(word)));
+// Two tiers. The fast tier (`npm test`) is every file but `*.slow.test.*`; the slow tier
+// (`npm run test:slow`) holds the chaos, fault, soak and packaging files, each of which proves what a
+// short file cannot (a 20,000-job run under SIGKILLs, a Sentinel or Redis failover, a 90 s mixed cron
+// fleet, the packed tarball in fresh apps). `--tier all` runs both; a file named in the filter runs
+// whatever its tier.
+const args = process.argv.slice(2);
+const tierAt = args.indexOf("--tier");
+const tier = tierAt === -1 ? "fast" : args[tierAt + 1];
+if (!["fast", "slow", "all"].includes(tier)) {
+  console.error(`--tier must be fast, slow or all (got ${JSON.stringify(tier)})`);
+  process.exit(2);
+}
+const filter = args.filter((_, i) => tierAt === -1 || (i !== tierAt && i !== tierAt + 1));
+const isSlow = (file) => file.endsWith(".slow.test.js");
+const inTier = (file) => filter.length > 0 || tier === "all" || (tier === "slow") === isSlow(file);
+const files = collect(testRoot).filter(
+  (f) => inTier(f) && (filter.length === 0 || filter.some((word) => f.includes(word))),
+);
 if (files.length === 0) {
-  console.error(`no test files found under ${testRoot}${filter.length ? ` matching ${filter.join(", ")}` : ""}`);
+  console.error(
+    `no ${tier} test files found under ${testRoot}${filter.length ? ` matching ${filter.join(", ")}` : ""}`,
+  );
   process.exit(1);
 }
 // Longest first: the runner starts files in the order given, so a long file started last would run
@@ -58,7 +76,9 @@ files.sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b));
 // fewer files at once rather than every file's timing squeezed.
 const concurrency =
   process.env.TSQ_TEST_CONCURRENCY ?? String(Math.min(Math.max(Math.round(4 * (await idleCores())), 2), 8));
-console.error(`running ${files.length} test files, ${concurrency} at once`);
+console.error(
+  `running ${files.length} test files (${filter.length ? "filtered" : `${tier} tier`}), ${concurrency} at once`,
+);
 // Seconds a file's process may live on after its last test: its `after` hooks stop workers and Redis.
 // Longer means something the tests started was left running (see scripts/test-durations.mjs).
 const LINGER_LIMIT_S = Number(process.env.TSQ_TEST_LINGER_LIMIT ?? 10);

@@ -1,6 +1,6 @@
 /**
  * `tsq-cluster` with real processes: draining with 4 children, process groups, TERM and TSTP, a broken
- * job module. Faults (SIGKILL, hangs, kill -9 of the supervisor, USR2) are in supervisor-faults.test.ts.
+ * job module. Faults (SIGKILL, hangs, kill -9 of the supervisor, USR2) are in supervisor-faults.slow.test.ts.
  *
  * Every cluster is started with a 1 s heartbeat (config file) and `--metrics-port 0`, and is stopped by
  * the test that started it (TERM, then KILL; startTsq's `after` hook is the last resort).

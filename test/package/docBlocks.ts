@@ -1,5 +1,5 @@
 /**
- * The ```ts blocks of README.md and docs/*.md as files an app compiles (test/package/tarball.test.ts):
+ * The ```ts blocks of README.md and docs/*.md as files an app compiles (test/package/tarball.slow.test.ts):
  * each block is a module of its own (`export {}` appended, so top-level await and names stay local),
  * in a folder per Markdown file, compiled together in one tsc run against the installed package, with
  * test/package/apps/docs/prelude.ts declaring the app's own helpers the examples call (`db`, `mailer`, ...).

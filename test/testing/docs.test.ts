@@ -1,7 +1,7 @@
 /**
  * docs/testing.md's examples are test files, word for word: each block marked `<!-- example: <file> -->`
  * must equal its file. The node:test ones (test/testing) run in the suite; the Vitest and Jest ones run
- * in the package test's apps (test/package/tarball.test.ts).
+ * in the package test's apps (test/package/tarball.slow.test.ts).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -7,7 +7,7 @@
  * - a tsq process pushes each kind of schedule as sidekiq-cron would, only when opted in;
  * - a 2-process tsq-cluster (one child SIGKILLed midway) enqueues each tick of a per-second schedule once.
  *
- * The mixed Ruby + tsq fleet is test/interop/sidekiq-cron-fleet.test.ts.
+ * The mixed Ruby + tsq fleet is test/interop/sidekiq-cron-fleet.slow.test.ts.
  */
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
