@@ -26,7 +26,6 @@ import type { ClusterOptions } from "../options/clusterOptions.js";
 import { startClusterMetrics, type MetricsHandle } from "../metrics/serve.js";
 import { clusterOptionsOf, type ClusterConfig } from "./clusterConfig.js";
 import { planCluster } from "./clusterPlan.js";
-import { startClusterWeb } from "./clusterWeb.js";
 import { childInfo, describeChild, type ChildExitInfo, type ChildInfo } from "./childInfo.js";
 
 export type { ClusterConfig } from "./clusterConfig.js";
@@ -241,7 +240,9 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       host: options.metricsHost,
       logger,
     });
-    return [metrics, await startClusterWeb(options, logger)];
+    // The dashboard's 45 modules are loaded only when it is served.
+    const web = options.webPort ? await (await import("./clusterWeb.js")).startClusterWeb(options, logger) : undefined;
+    return [metrics, web];
   }
 
   /** Resolves once every planned child is ready; rejects if the supervisor stops first. */

@@ -23,7 +23,8 @@
  * The plan's queues are admitted first, so a group's own queues are never folded into "other".
  */
 import cluster, { type Worker } from "node:cluster";
-import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import type { Counter } from "prom-client";
+import { promClient } from "./promClient.js";
 import type { ChildPlan } from "../cluster/groups.js";
 import { processRssBytes } from "../cluster/HealthWatch.js";
 import { isFromChild, type ToChild } from "../cluster/ipc.js";
@@ -65,7 +66,7 @@ interface Known {
 }
 
 export class ClusterMetrics {
-  private readonly registry = new Registry();
+  private readonly registry = new (promClient().Registry)();
   private readonly redisGauges: RedisGauges[];
   /** Every child that has reported, by node:cluster worker id, until DEAD_GRACE_MS after its exit. */
   private readonly known = new Map<number, Known>();
@@ -89,7 +90,7 @@ export class ClusterMetrics {
     );
     this.merged = new MergedSeries(this.cap);
     this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map((redis) => new RedisGauges(redis, this.cap));
-    this.restarts = new Counter({
+    this.restarts = new (promClient().Counter)({
       name: "tsq_cluster_child_restarts_total",
       help: "Children replaced, by group and reason (crash, memory, hang, rolling).",
       labelNames: ["group", "reason"],
@@ -97,7 +98,7 @@ export class ClusterMetrics {
     });
     for (const group of this.groups()) for (const reason of REASONS) this.restarts.inc({ group, reason }, 0);
     this.supervisorGauges();
-    collectDefaultMetrics({ register: this.registry });
+    promClient().collectDefaultMetrics({ register: this.registry });
   }
 
   start(): void {
@@ -223,7 +224,7 @@ export class ClusterMetrics {
     const groups = this.groups();
     const extra = this.options.extraConcurrency;
     const registers = [this.registry];
-    new Gauge({
+    new (promClient().Gauge)({
       name: "tsq_cluster_children",
       help: "Live child processes per group (one more while a replacement starts next to the child it replaces).",
       labelNames: ["group"],
@@ -233,7 +234,7 @@ export class ClusterMetrics {
         for (const child of supervisor.children.values()) this.inc({ group: child.slot.plan.groupLabel });
       },
     });
-    new Gauge({
+    new (promClient().Gauge)({
       name: "tsq_child_resident_memory_bytes",
       help: "Resident memory of each child (VmRSS from /proc), in bytes.",
       labelNames: ["child"],
@@ -246,7 +247,7 @@ export class ClusterMetrics {
         }
       },
     });
-    new Gauge({
+    new (promClient().Gauge)({
       name: "tsq_concurrency",
       help: "Job slots of each child (all its capsules).",
       labelNames: ["child"],

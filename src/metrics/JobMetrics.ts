@@ -10,7 +10,7 @@
  */
 import type { ClientEventBus } from "../client/events.js";
 import { limiterWaits } from "../features/locks/enterprise-rate-limits/Limiter.js";
-import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { promClient } from "./promClient.js";
 import { ChangedSamples } from "./ChangedSamples.js";
 import { LabelCap, type CapLogger } from "./LabelCap.js";
 import { RunningJobs } from "./RunningJobs.js";
@@ -59,7 +59,7 @@ interface ClassSeries {
 
 export class JobMetrics {
   /** Process metrics (prom-client's defaults) and the running-jobs gauge. */
-  readonly registry = new Registry();
+  readonly registry = new (promClient().Registry)();
   private readonly completion = new HistogramFamily(
     "tsq_jobs_completion_seconds",
     "Seconds a job ran, from start to done or fail (monotonic clock).",
@@ -171,7 +171,7 @@ export class JobMetrics {
     );
     this.running = new RunningJobs(ctx.state, this.cap);
     const client = ctx.client;
-    new Gauge({
+    new (promClient().Gauge)({
       name: "tsq_push_buffered_jobs",
       help: "Jobs reliable push holds in memory while Redis is unreachable (docs/flow-control.md#reliable-push).",
       registers: [this.registry],
@@ -179,7 +179,7 @@ export class JobMetrics {
         this.set(client?.bufferedJobs ?? 0);
       },
     });
-    new Gauge({
+    new (promClient().Gauge)({
       name: "tsq_limit_slots_waiting",
       help: "Worker slots waiting inside a rate limiter's waitTimeout now (0 unless a limiter is given one; docs/rate-limits.md).",
       registers: [this.registry],
@@ -187,7 +187,7 @@ export class JobMetrics {
         this.set(limiterWaits());
       },
     });
-    collectDefaultMetrics({ register: this.registry, labels: options.processLabels ?? {} });
+    promClient().collectDefaultMetrics({ register: this.registry, labels: options.processLabels ?? {} });
     ctx.events.on("start", this.onStart);
     ctx.events.on("end", this.onEnd);
     ctx.events.on("unrecorded", this.onUnrecorded);

@@ -5,8 +5,8 @@
  * `H` (a per-schedule random value, as in Jenkins) is seeded with the schedule's name, so every
  * process of the cluster computes the same ticks.
  */
-import { CronExpressionParser, type CronExpression } from "cron-parser";
-import { localTimeZone } from "../../platform/config/cronCheck.js";
+import type { CronExpression } from "cron-parser";
+import { cronParser, localTimeZone } from "../../platform/config/cronCheck.js";
 
 export { localTimeZone, timeZoneProblem, cronProblem } from "../../platform/config/cronCheck.js";
 
@@ -18,7 +18,7 @@ export interface CronTimes {
 }
 
 function parse(times: CronTimes, fromSeconds: number): CronExpression {
-  return CronExpressionParser.parse(times.cron, {
+  return cronParser().CronExpressionParser.parse(times.cron, {
     currentDate: new Date(fromSeconds * 1000),
     tz: times.tz ?? localTimeZone(),
     hashSeed: times.name,

@@ -3,7 +3,13 @@
  * `static cron` as the worker starts), so a bad schedule fails at startup naming itself. The tick
  * arithmetic is the cron feature's (src/features/cron/expression.ts).
  */
-import { CronExpressionParser } from "cron-parser";
+import type * as CronParser from "cron-parser";
+import { loadDependency } from "../dependency.js";
+
+/** cron-parser, loaded on the first expression read. */
+export function cronParser(): typeof CronParser {
+  return loadDependency("cron-parser") as typeof CronParser;
+}
 
 /** The zone an expression without `tz` is read in: the process's (Sidekiq Enterprise: the process TZ). */
 export function localTimeZone(): string {
@@ -30,7 +36,7 @@ export function cronProblem(expression: string, tz: string | undefined): string 
     return `"${expression}" has ${fields.length} fields; expected 5 (min hour day month weekday) or 6 (seconds first)`;
   }
   try {
-    const parsed = CronExpressionParser.parse(expression, { tz, hashSeed: "check" });
+    const parsed = cronParser().CronExpressionParser.parse(expression, { tz, hashSeed: "check" });
     if (!parsed.hasNext()) return `"${expression}" never fires`;
   } catch (error) {
     return `"${expression}" is not a valid cron expression (${error instanceof Error ? error.message : String(error)})`;

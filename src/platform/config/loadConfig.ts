@@ -6,7 +6,8 @@
  * the others are ignored. Every other unknown key is an error, so a typo never falls back to a default.
  */
 import { readFileSync } from "node:fs";
-import { parseDocument } from "yaml";
+import type * as Yaml from "yaml";
+import { loadDependency } from "../dependency.js";
 import { ConfigError } from "../../wire/errors.js";
 import { redactUrl } from "../redis/connection.js";
 import { parseRedisUrl, REDIS_URL_FORMAT } from "../redis/redisUrl.js";
@@ -171,6 +172,7 @@ function readText(path: string, label: string): string {
 
 function parseYaml(text: string, label: string): unknown {
   // `merge: true` honours `<<: *default`, which Rails-style files use to share settings between sections.
+  const { parseDocument } = loadDependency("yaml") as typeof Yaml;
   const document = parseDocument(text, { merge: true });
   const error = document.errors[0];
   if (error) {
