@@ -1,5 +1,5 @@
 /**
- * Job classes for test/features/durable/edges.test.ts: where a durable job's pauses, deadlines, cancels
+ * Job classes for test/features/durable/ends.test.ts, race.test.ts and lifetime.test.ts: where a durable job's pauses, deadlines, cancels
  * and timeouts meet. Each records in Redis under the key prefix it is given as its first argument:
  *
  *   <key>:effects  HASH  "<jid>:<step>" -> how many times the step committed (through ctx.tx: exactly once)

@@ -6,9 +6,9 @@
  *
  * Markers, an HTML comment on the nearest non-blank line above the fence (invisible when rendered):
  *   <!-- no-compile: reason -->   the block is not compiled (a reason is required)
- *   <!-- file: src/jobs.ts -->    the block is that file of its Markdown file's folder, so another block
+ *   <!-- file: jobs.ts -->        the block is that file of its Markdown file's folder, so another block
  *                                 of the same Markdown file imports it (`import { HardJob } from "./jobs.js"`)
- *   <!-- example: test/...ts -->  the block is a test file, word for word (test/testing/docs.test.ts),
+ *   <!-- example: test/<path> -->  the block is a test file, word for word (test/testing/docs.test.ts),
  *                                 compiled where it lives: skipped here
  * A block that shows a compile error quotes it in a comment, `// error TS2561: ...`: tsc must report
  * exactly the codes a block quotes (none for a block that quotes none).

@@ -1,4 +1,4 @@
--- lock-acquire-2.lua: take a lock of the lock core (src/locks/Lock.ts) for one holder, atomically.
+-- lock-acquire-2.lua: take a lock of the lock core (src/features/locks/Lock.ts) for one holder, atomically.
 --
 -- A lock is a HASH: field = holder (a jid), value = the holder's expiry in epoch milliseconds. Up to
 -- ARGV[3] holders may hold it at once (1 for a mutex such as deduplication; more for a limiter).

@@ -1,4 +1,4 @@
--- lock-refresh-1.lua: extend a holder's expiry, only if it still holds the lock (src/locks/Lock.ts).
+-- lock-refresh-1.lua: extend a holder's expiry, only if it still holds the lock (src/features/locks/Lock.ts).
 --
 -- KEYS[1]  tsq:lock:<kind>:<id>   the lock hash (holder -> expiry, epoch ms)
 -- ARGV[1]  holder (a jid)

@@ -1,5 +1,5 @@
 /**
- * Correlation ids (src/features/tracing/correlation.ts): carried from the pushing context into the payload's
+ * Correlation ids (src/platform/correlation.ts): carried from the pushing context into the payload's
  * `correlation_id`, onto every log line of the job, and into the jobs it enqueues; none invented.
  */
 import { test, afterEach } from "node:test";

@@ -1,4 +1,4 @@
--- keyed-limit-6.lua: the gate of a class's `static limit` for one key (src/ratelimit/KeyedLimiter.ts),
+-- keyed-limit-6.lua: the gate of a class's `static limit` for one key (src/features/locks/enterprise-rate-limits/KeyedLimiter.ts),
 -- atomically: a per-key concurrency cap (the lock core's layout: holder jid -> expiry) and a per-key
 -- sliding-window rate (rate-window-1.lua's layout), checked before the job's perform. A job that does not
 -- fit is parked on its key's LIST, not rescheduled: it is handed back to its queue once, already admitted,

@@ -1,7 +1,7 @@
 -- limit-slot-4.lua: take or give back a concurrency-limit slot of a job class, or admit a pushed job of
 -- the class, atomically (src/limits).
 --
--- The slots are a lock of the lock core (src/locks/Lock.ts): a HASH of holder jid -> expiry (epoch ms),
+-- The slots are a lock of the lock core (src/features/locks/Lock.ts): a HASH of holder jid -> expiry (epoch ms),
 -- at most `limit` live holders. Jobs that find no slot wait in the class's parked LIST, oldest at the
 -- head. A slot that frees is handed, in the same step, to the oldest parked job: it becomes a holder and
 -- its payload is pushed to its queue like a new job (LPUSH: resumed jobs keep their order among

@@ -1,5 +1,5 @@
 -- suj-lock-7.lua: take a sidekiq-unique-jobs lock for one jid, writing what the gem's queue.lua and
--- lock.lua (v7/v8) write, in one atomic step (src/uniqueJobs/Locksmith.ts).
+-- lock.lua (v7/v8) write, in one atomic step (src/features/locks/sidekiq-unique-jobs/Locksmith.ts).
 --
 -- The gem decides by the :LOCKED hash alone (HEXISTS for its own jid, HLEN against lock_limit), in v7,
 -- v8 and v9 alike; so does this script, and a lock taken here is one the gem refuses to take again.

@@ -1,5 +1,5 @@
 -- suj-unlock-6.lua: release a jid's sidekiq-unique-jobs lock as the gem's unlock.lua (v7/v8) does
--- (src/uniqueJobs/Locksmith.ts): only the jid's own hold; until_expired keeps its hold (it ends by TTL).
+-- (src/features/locks/sidekiq-unique-jobs/Locksmith.ts): only the jid's own hold; until_expired keeps its hold (it ends by TTL).
 --
 -- KEYS[1]  <digest>             STRING  deleted (unless until_expired)
 -- KEYS[2]  <digest>:QUEUED      LIST    gets "1" for 5 s: wakes a Ruby client waiting with lock_timeout
