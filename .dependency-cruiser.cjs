@@ -7,6 +7,7 @@
  *   core        client, server, cluster: never a feature (features plug in through the seam)
  *   plugins.ts  the ordered list of built-ins: only entry points (cli, index.ts, library) and tests
  *   admin       api, web, tsqctl: nothing on the job path (client, server, cluster, features) imports it
+ *   entries     cli, library, index.ts: nothing below them imports them; metrics never imports cluster
  *   cycles      none, type-only imports included: a cycle is a layering mistake whatever it carries
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -53,6 +54,21 @@ module.exports = {
       severity: "error",
       from: { path: "^src/(wire|platform|client|server|cluster|features)/" },
       to: { path: "^src/admin/" },
+    },
+    {
+      name: "core-never-imports-entry-points",
+      comment:
+        "client, server, cluster and metrics are below the entry points (cli, library, index.ts); an entry point passes what they need in.",
+      severity: "error",
+      from: { path: "^src/(wire|platform|client|server|cluster|metrics)/" },
+      to: { path: "^src/(cli/|library/|index\\.ts$)" },
+    },
+    {
+      name: "metrics-never-imports-cluster",
+      comment: "A worker's metrics know nothing of the supervisor; the cluster's metrics live in src/cluster/.",
+      severity: "error",
+      from: { path: "^src/metrics/" },
+      to: { path: "^src/cluster/" },
     },
     {
       name: "not-to-unresolvable",

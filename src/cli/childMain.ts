@@ -2,5 +2,6 @@
 import { runChild } from "../cluster/child.js";
 import { builtinPlugins } from "../plugins.js";
 import { pluginsFromEnv } from "./pluginsFromEnv.js";
+import { loadRegistry } from "./tsq.js";
 
-void runChild(pluginsFromEnv(builtinPlugins()));
+void runChild(pluginsFromEnv(builtinPlugins()), loadRegistry);

@@ -15,9 +15,10 @@ import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import cluster from "node:cluster";
 import { configureLogger, type Logger } from "../platform/logger.js";
 import { Launcher } from "../server/Launcher.js";
-import { loadRegistry } from "../cli/tsq.js";
+import type { Registry } from "../server/Registry.js";
+import type { WorkerOptions } from "../platform/config/options.js";
 import { CHILD_ENV, isToChild, type ChildSpec, type FromChild } from "./ipc.js";
-import { ChildReporter } from "../metrics/ChildReporter.js";
+import { ChildReporter } from "./ChildReporter.js";
 import { JobMetrics } from "../metrics/JobMetrics.js";
 import { batchReporter } from "./batchFile.js";
 
@@ -35,7 +36,10 @@ function guard(log: Logger): void {
   );
 }
 
-export async function runChild(plugins: readonly Plugin[]): Promise<void> {
+/** Loads the job module into a registry; the entry point's, so the child runs as `tsq -r` would. */
+export type RegistryLoader = (options: WorkerOptions, log: Logger) => Promise<Registry>;
+
+export async function runChild(plugins: readonly Plugin[], loadRegistry: RegistryLoader): Promise<void> {
   const spec = JSON.parse(process.env[CHILD_ENV] ?? "null") as ChildSpec | null;
   if (!spec) throw new Error(`${CHILD_ENV} is not set: this module is started by tsq-cluster`);
   const { plan, options } = spec;

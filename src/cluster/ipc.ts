@@ -8,7 +8,7 @@ import type { MetricFamily } from "../metrics/exposition.js";
 
 /**
  * Supervisor → child. `stopNow` is the second INT: requeue running jobs at once. `metrics`: a /metrics
- * scrape asks for a fresh snapshot, answered with the same `id` (see src/metrics/ChildReporter.ts);
+ * scrape asks for a fresh snapshot, answered with the same `id` (see src/cluster/ChildReporter.ts);
  * `full`: the supervisor missed a snapshot (or never had one), so the answer must hold every series.
  */
 export type ToChild =

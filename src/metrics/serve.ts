@@ -1,18 +1,11 @@
 /**
- * Wiring of the metrics endpoints for the two servers:
- *
- *   startClusterMetrics   tsq-cluster: the supervisor merges every child (ClusterMetrics)
- *   startWorkerMetrics    tsq --metrics-port: one process's own JobMetrics plus the Redis gauges
- *
- * Both return undefined when the port is 0 (off) or cannot be bound (logged; the workers run on).
+ * Wiring of a worker's metrics endpoint, `tsq --metrics-port`: the process's own JobMetrics plus the
+ * Redis gauges (a cluster's is src/cluster/serveMetrics.ts). Undefined when the port is 0 (off) or
+ * cannot be bound (logged; the worker runs on).
  */
-import type { ChildPlan } from "../cluster/groups.js";
-import type { Supervisor } from "../cluster/Supervisor.js";
-import type { WorkerOptions } from "../platform/config/options.js";
 import type { Logger } from "../platform/logger.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import type { Launcher } from "../server/Launcher.js";
-import { ClusterMetrics } from "./ClusterMetrics.js";
 import { mergeFamilies, renderFamilies } from "./exposition.js";
 import { JobMetrics } from "./JobMetrics.js";
 import { MetricsServer } from "./MetricsServer.js";
@@ -30,54 +23,6 @@ export interface MetricsHandle {
 export interface WorkerMetricsHandle extends MetricsHandle {
   /** /readyz answers 200 only between setReady(true) (the launcher started) and setReady(false) (stopping). */
   setReady(ready: boolean): void;
-}
-
-export interface ClusterMetricsSettings {
-  plan: ChildPlan[];
-  worker: WorkerOptions;
-  redis: TsqRedis;
-  /** The other shards' connections (src/platform/shards): their queues and sets are in /metrics too. */
-  otherShards?: TsqRedis[];
-  port: number;
-  host: string;
-  logger: Logger;
-}
-
-export async function startClusterMetrics(
-  supervisor: Supervisor,
-  settings: ClusterMetricsSettings,
-): Promise<MetricsHandle | undefined> {
-  const { plan, worker, redis, port, host, logger, otherShards } = settings;
-  if (port === 0) return undefined;
-  const extraConcurrency = worker.capsules.slice(1).reduce((sum, c) => sum + c.concurrency, 0);
-  const collector = new ClusterMetrics(supervisor, {
-    plan,
-    redis,
-    otherShards,
-    extraConcurrency,
-    maxLabelValues: worker.metricsMaxLabelValues,
-    logger,
-  });
-  collector.start();
-  const ping = pinger(redis);
-  const server = new MetricsServer(
-    {
-      metrics: () => collector.render(),
-      healthy: async () => !supervisor.isStopping && (await ping()),
-      ready: () => !supervisor.isStopping && supervisor.readyChildren().length >= supervisor.expectedChildren,
-    },
-    { port, host, logger },
-  );
-  if ((await server.start()) === undefined) {
-    collector.stop();
-    return undefined;
-  }
-  return {
-    async stop() {
-      collector.stop();
-      await server.stop();
-    },
-  };
 }
 
 /** Call before `launcher.start()`, so the first job is counted. */
@@ -123,7 +68,7 @@ export async function startWorkerMetrics(launcher: Launcher, logger: Logger): Pr
  * True when Redis answers PING within PING_MS. While Redis is down commands wait for the reconnect, so
  * one PING in flight is shared by every probe rather than queueing one per probe.
  */
-function pinger(redis: TsqRedis): () => Promise<boolean> {
+export function pinger(redis: TsqRedis): () => Promise<boolean> {
   let inflight: Promise<boolean> | undefined;
   return async () => {
     inflight ??= redis

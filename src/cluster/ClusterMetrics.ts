@@ -24,17 +24,17 @@
  */
 import cluster, { type Worker } from "node:cluster";
 import type { Counter } from "prom-client";
-import { promClient } from "./promClient.js";
-import type { ChildPlan } from "../cluster/groups.js";
-import { processRssBytes } from "../cluster/HealthWatch.js";
-import { isFromChild, type ToChild } from "../cluster/ipc.js";
-import type { Child, RestartReason, Supervisor } from "../cluster/Supervisor.js";
+import { promClient } from "../metrics/promClient.js";
+import type { ChildPlan } from "./groups.js";
+import { processRssBytes } from "./HealthWatch.js";
+import { isFromChild, type ToChild } from "./ipc.js";
+import type { Child, RestartReason, Supervisor } from "./Supervisor.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { PUSH_INTERVAL_MS } from "./ChildReporter.js";
-import { LabelCap, type CapLogger } from "./LabelCap.js";
-import { MergedSeries } from "./MergedSeries.js";
-import { familiesOf, mergeFamilies, renderFamilies, MonotonicGuard } from "./exposition.js";
-import { REDIS_WAIT_MS, RedisGauges } from "./RedisGauges.js";
+import { LabelCap, type CapLogger } from "../metrics/LabelCap.js";
+import { MergedSeries } from "../metrics/MergedSeries.js";
+import { familiesOf, mergeFamilies, renderFamilies, MonotonicGuard } from "../metrics/exposition.js";
+import { REDIS_WAIT_MS, RedisGauges } from "../metrics/RedisGauges.js";
 
 /** ms a scrape waits for fresh child snapshots, while Redis is read (REDIS_WAIT_MS): it answers well within 2 s. */
 const CHILD_WAIT_MS = 1000;

@@ -11,8 +11,8 @@
  * had: with thousands of classes, full snapshots every second cost an idle child ~24% of a core
  * (issue 26). After a send that failed, or when the supervisor asks (it missed one), the next is full.
  */
-import { isToChild, type FromChild } from "../cluster/ipc.js";
-import type { JobMetrics } from "./JobMetrics.js";
+import { isToChild, type FromChild } from "./ipc.js";
+import type { JobMetrics } from "../metrics/JobMetrics.js";
 
 /** ms between pushes: at most this much counting is lost when a child is killed outright. */
 export const PUSH_INTERVAL_MS = 1000;
