@@ -3,12 +3,11 @@
  * client per step, pushes of a class, and waits on the `started` / `ran` records of test/jobs/lockedRun.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { Client } from "../../src/client/Client.js";
 import type { RedisHandle } from "./redis.js";
-import { ROOT, eventually, startTsq } from "./tsqProcess.js";
+import { eventually, startTsq } from "./tsqProcess.js";
 import type { TestContext } from "node:test";
+import { tsqctl as runTsqctl } from "./tsqctl.js";
 
 export interface Started {
   jid: string;
@@ -21,12 +20,13 @@ type Klass = { name: string };
 export function lockKit(handle: RedisHandle) {
   return {
     /** Runs `tsqctl <args> --yes`; fails the test on a non-zero exit. */
-    tsqctl: (...args: string[]): string => {
-      const run = spawnSync(process.execPath, [join(ROOT, "bin/tsqctl.js"), ...args, "--yes"], {
-        env: { ...process.env, REDIS_URL: handle.url },
-        encoding: "utf8",
-      });
-      assert.equal(run.status, 0, `tsqctl ${args.join(" ")} failed: ${run.stderr}${run.stdout}`);
+    tsqctl: async (...args: string[]): Promise<string> => {
+      const run = await runTsqctl(
+        [...args, "--yes"],
+        { ...process.env, REDIS_URL: handle.url },
+        { stripFinalNewline: false },
+      );
+      assert.equal(run.exitCode, 0, `tsqctl ${args.join(" ")} failed: ${run.stderr}${run.stdout}`);
       return run.stdout;
     },
     withClient: async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {

@@ -6,7 +6,6 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { useRedis } from "../../helpers/redis.js";
 import { ROOT, eventually, startTsq, type TsqProcess } from "../../helpers/tsqProcess.js";
@@ -21,6 +20,7 @@ import {
 } from "../../../src/features/outcomes/index.js";
 import { OUTCOMES, resultKey } from "../../../src/wire/keys.js";
 import { DoomedJob, DoublingJob, ProgressJob } from "../../jobs/outcomeJobs.js";
+import { tsqctl as runTsqctl } from "../../helpers/tsqctl.js";
 
 const handle = useRedis();
 const JOBS = join(ROOT, "dist/test/jobs/outcomeJobs.js");
@@ -29,11 +29,9 @@ function worker(): TsqProcess {
   return startTsq(["-r", JOBS, "-c", "5", "-q", "default"], { REDIS_URL: handle.url, TSQ_LOG_LEVEL: "warn" });
 }
 
-function tsqctl(...args: string[]): string {
-  const run = spawnSync(process.execPath, [join(ROOT, "bin/tsqctl.js"), ...args, "--redis-url", handle.url], {
-    encoding: "utf8",
-  });
-  assert.equal(run.status, 0, run.stderr);
+async function tsqctl(...args: string[]): Promise<string> {
+  const run = await runTsqctl([...args, "--redis-url", handle.url], process.env, { stripFinalNewline: false });
+  assert.equal(run.exitCode, 0, run.stderr);
   return run.stdout;
 }
 
@@ -100,7 +98,7 @@ test(
 
     const text = await eventually(
       async () => {
-        const out = tsqctl("processes");
+        const out = await tsqctl("processes");
         return out.includes(jid) && /PROGRESS/.test(out) && / 40 \{"step":40,"of":40\}/.test(out) ? out : undefined;
       },
       60_000,
@@ -108,7 +106,7 @@ test(
       200,
     );
     assert.match(text, /1 process/);
-    const json = JSON.parse(tsqctl("processes", "--json")) as { work: { jid: string; progress?: unknown }[] };
+    const json = JSON.parse(await tsqctl("processes", "--json")) as { work: { jid: string; progress?: unknown }[] };
     const progress = json.work.find((work) => work.jid === jid)?.progress as Record<string, unknown> | undefined;
     assert.deepEqual({ ...progress, at: typeof progress?.at }, { n: 40, data: { step: 40, of: 40 }, at: "number" });
 

@@ -16,6 +16,7 @@ import { ROOT, eventually, startTsq, type TsqProcess } from "../../helpers/tsqPr
 import { scratchDir } from "../../helpers/fixtures.js";
 import { request } from "../../metrics/http.js";
 import { parseExposition } from "../../metrics/promText.js";
+import { tsqctl as runTsqctl } from "../../helpers/tsqctl.js";
 
 const one = useRedis();
 const two = useRedis();
@@ -31,14 +32,13 @@ function appDir(extra = ""): string {
   return dir;
 }
 
-function tsqctl(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, [join(ROOT, "bin/tsqctl.js"), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, REDIS_URL: "redis://127.0.0.1:1/0" },
-    encoding: "utf8",
-    timeout: 30_000,
-  });
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+async function tsqctl(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  const run = await runTsqctl(
+    args,
+    { ...process.env, REDIS_URL: "redis://127.0.0.1:1/0" },
+    { stripFinalNewline: false },
+  );
+  return { status: run.exitCode, stdout: run.stdout, stderr: run.stderr };
 }
 
 function startCluster(t: TestContext, dir: string, args: string[], port: number): TsqProcess {
@@ -112,7 +112,7 @@ test("one tsq-cluster serves both shards; jobs cross shards; tsqctl and /metrics
   // Counters reach Redis with each heartbeat (1 s here).
   const json = await eventually(
     async () => {
-      const stats = tsqctl("stats", "--json", "-C", join(dir, "tsq.yml"));
+      const stats = await tsqctl("stats", "--json", "-C", join(dir, "tsq.yml"));
       assert.equal(stats.status, 0, stats.stderr);
       const parsed = JSON.parse(stats.stdout) as StatsJson;
       return parsed.processed === 3 * N ? parsed : undefined;
@@ -125,16 +125,16 @@ test("one tsq-cluster serves both shards; jobs cross shards; tsqctl and /metrics
   assert.equal(json.shards.two!.processed, 2 * N);
   assert.equal(json.processed, 3 * N);
   assert.equal(json.processes_size, 2);
-  const text = tsqctl("stats", "-C", join(dir, "tsq.yml"));
+  const text = await tsqctl("stats", "-C", join(dir, "tsq.yml"));
   assert.match(text.stdout, /SHARD +PROCESSED/);
   assert.match(text.stdout, /^two +600 /m);
-  const onlyTwo = tsqctl("--shard", "two", "-C", join(dir, "tsq.yml"), "stats", "--json");
+  const onlyTwo = await tsqctl("--shard", "two", "-C", join(dir, "tsq.yml"), "stats", "--json");
   assert.equal(onlyTwo.status, 0, onlyTwo.stderr);
   assert.equal((JSON.parse(onlyTwo.stdout) as { processed: number }).processed, 2 * N);
-  const both = tsqctl("stats", "--shard", "two", "--redis-url", one.url, "-C", join(dir, "tsq.yml"));
+  const both = await tsqctl("stats", "--shard", "two", "--redis-url", one.url, "-C", join(dir, "tsq.yml"));
   assert.equal(both.status, 2);
   assert.match(both.stderr, /give --shard or --redis-url, not both/);
-  const queues = tsqctl("queues", "--json", "-C", join(dir, "tsq.yml"));
+  const queues = await tsqctl("queues", "--json", "-C", join(dir, "tsq.yml"));
   assert.deepEqual(
     (JSON.parse(queues.stdout) as { name: string; shard: string }[]).map((q) => [q.name, q.shard]).sort(),
     [

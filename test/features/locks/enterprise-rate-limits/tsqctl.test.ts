@@ -4,29 +4,25 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { ConcurrencyLimiter } from "../../../../src/features/locks/gitlab-concurrency-limits/ConcurrencyLimiter.js";
 import { logger } from "../../../../src/platform/logger.js";
 import { KeyedLimiter } from "../../../../src/features/locks/enterprise-rate-limits/KeyedLimiter.js";
 import { Limiter } from "../../../../src/features/locks/enterprise-rate-limits/index.js";
 import type { KeyedLimitPolicy } from "../../../../src/features/locks/enterprise-rate-limits/keyedPolicy.js";
 import { useRedis } from "../../../helpers/redis.js";
-import { ROOT } from "../../../helpers/tsqProcess.js";
+import { tsqctl as runTsqctl } from "../../../helpers/tsqctl.js";
 
 const handle = useRedis();
 
-function tsqctl(...args: string[]): string {
-  const run = spawnSync(process.execPath, [join(ROOT, "bin/tsqctl.js"), ...args, "--redis-url", handle.url], {
-    encoding: "utf8",
-  });
-  assert.equal(run.status, 0, run.stderr);
+async function tsqctl(...args: string[]): Promise<string> {
+  const run = await runTsqctl([...args, "--redis-url", handle.url], process.env, { stripFinalNewline: false });
+  assert.equal(run.exitCode, 0, run.stderr);
   return run.stdout;
 }
 
 test("tsqctl ratelimits lists limiters, keyed classes with parked jobs, and reschedules", async () => {
   const redis = handle.redis;
-  assert.match(tsqctl("ratelimits"), /no rate limiter has state in Redis/);
+  assert.match(await tsqctl("ratelimits"), /no rate limiter has state in Redis/);
   await Limiter.window("mailer", 10, 60, { redis }).withinLimit({ used: 3 }, () => undefined);
   await Limiter.bucket("stripe-42", 10, "hour", { redis }).withinLimit(() => undefined);
   let release!: () => void;
@@ -44,7 +40,7 @@ test("tsqctl ratelimits lists limiters, keyed classes with parked jobs, and resc
   for (const jid of ["j1", "j2", "j3"]) await gate.enter("ChargeJob", "a", policy, jid, job(jid));
   await redis.set("tsq:stat:overrated", "4");
 
-  const status = JSON.parse(tsqctl("ratelimits", "--json")) as {
+  const status = JSON.parse(await tsqctl("ratelimits", "--json")) as {
     limiters: { kind: string; name: string; used: number }[];
     keyed: { class: string; parked: number; keys: number }[];
     overrated: number;
@@ -56,7 +52,7 @@ test("tsqctl ratelimits lists limiters, keyed classes with parked jobs, and resc
   ]);
   assert.deepEqual(status.keyed, [{ class: "ChargeJob", parked: 2, keys: 1 }]);
   assert.equal(status.overrated, 4);
-  const text = tsqctl("ratelimits");
+  const text = await tsqctl("ratelimits");
   assert.match(text, /window\s+mailer\s+3/);
   assert.match(text, /ChargeJob\s+2\s+1/);
   assert.match(text, /jobs rescheduled by OverLimit \(all time\): 4/);

@@ -36,18 +36,18 @@ test("tsqctl delete, clear and kill release the locks of the unique jobs they re
     assert.equal(await Unique.locked(UniqueJob, [1], { redis: client.redis }), true);
     assert.equal(await Unique.holder(UniqueJob, [1], { redis: client.redis }), first);
     assert.equal(await Unique.locked(UniqueJob, [2], { redis: client.redis }), false);
-    tsqctl("delete", "default", first);
+    await tsqctl("delete", "default", first);
     assert.equal(await Unique.locked(UniqueJob, [1], { redis: client.redis }), false, "released by the delete");
     const second = await push(client, UniqueJob, [1]);
     assert.ok(second !== null && second !== first, "accepted after the delete");
 
-    tsqctl("clear", "default");
+    await tsqctl("clear", "default");
     const third = await push(client, UniqueJob, [1]);
     assert.ok(third !== null && third !== second, "accepted after the clear");
     // uniqueUntil "start" holds its lock while queued (no worker runs here, so it stays queued).
     assert.ok(await push(client, UntilStartJob, [7, 0]));
     assert.equal(await push(client, UntilStartJob, [7, 0]), null, "refused while queued");
-    tsqctl("clear", "default");
+    await tsqctl("clear", "default");
 
     // Scheduled: held until its time plus uniqueFor (600 s).
     const at = Date.now() / 1000 + 3600;
@@ -56,13 +56,13 @@ test("tsqctl delete, clear and kill release the locks of the unique jobs they re
     const key = JSON.parse((await handle.redis.zrange("schedule", 0, 0))[0]!).tsq_unique_key as string;
     const ttl = await handle.redis.pttl(key);
     assert.ok(ttl > 4_190_000 && ttl <= 4_200_000, `held for the delay plus uniqueFor (PTTL ${ttl} ms)`);
-    tsqctl("delete", "scheduled", scheduled);
+    await tsqctl("delete", "scheduled", scheduled);
     const rescheduled = (await push(client, UniqueJob, [2], at))!;
     assert.ok(rescheduled !== null && rescheduled !== scheduled, "accepted after deleting the scheduled job");
-    tsqctl("kill", rescheduled, "--set", "scheduled");
+    await tsqctl("kill", rescheduled, "--set", "scheduled");
     const afterKill = await push(client, UniqueJob, [2], at);
     assert.ok(afterKill !== null && afterKill !== rescheduled, "accepted after a kill");
-    tsqctl("clear", "scheduled");
+    await tsqctl("clear", "scheduled");
     assert.deepEqual(await handle.redis.keys("tsq:lock:*"), [], "every lock released");
   });
 });

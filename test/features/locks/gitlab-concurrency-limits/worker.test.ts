@@ -5,22 +5,20 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { Client } from "../../../../src/client/Client.js";
 import { freePort, useRedis } from "../../../helpers/redis.js";
 import { request } from "../../../metrics/http.js";
 import { ROOT, eventually, startTsq } from "../../../helpers/tsqProcess.js";
 import { config } from "../../../reliable/chaosRun.js";
+import { tsqctl as runTsqctl } from "../../../helpers/tsqctl.js";
 
 const handle = useRedis();
 const JOBS = join(ROOT, "dist/test/jobs/limitJobs.js");
 
-function tsqctl(...args: string[]): string {
-  const run = spawnSync(process.execPath, [join(ROOT, "bin/tsqctl.js"), ...args, "--redis-url", handle.url], {
-    encoding: "utf8",
-  });
-  assert.equal(run.status, 0, run.stderr);
+async function tsqctl(...args: string[]): Promise<string> {
+  const run = await runTsqctl([...args, "--redis-url", handle.url], process.env, { stripFinalNewline: false });
+  assert.equal(run.exitCode, 0, run.stderr);
   return run.stdout;
 }
 
@@ -57,8 +55,10 @@ test("a paused class parks its jobs, up to the bound; raising the limit runs the
     "GitLab's fields",
   );
 
-  assert.deepEqual(JSON.parse(tsqctl("limits", "--json")), [{ class: "PausedJob", limit: -1, running: 0, parked: 3 }]);
-  assert.match(tsqctl("limits"), /PausedJob\s+paused\s+0\s+3/);
+  assert.deepEqual(JSON.parse(await tsqctl("limits", "--json")), [
+    { class: "PausedJob", limit: -1, running: 0, parked: 3 },
+  ]);
+  assert.match(await tsqctl("limits"), /PausedJob\s+paused\s+0\s+3/);
   const { body } = await request(port, "/metrics");
   assert.match(body, /tsq_concurrency_limit_parked_jobs\{class="PausedJob"\} 3\b/);
   assert.match(body, /tsq_concurrency_limit\{class="PausedJob"\} -1\b/);
@@ -83,7 +83,9 @@ test("a paused class parks its jobs, up to the bound; raising the limit runs the
   await eventually(async () => (await handle.redis.llen("ran")) === 3, 30_000, "the parked jobs ran");
   const samples = (await handle.redis.lrange("samples:PausedJob", 0, -1)).map(Number);
   assert.ok(Math.max(...samples) <= 2, "never more than the raised limit at once");
-  assert.deepEqual(JSON.parse(tsqctl("limits", "--json")), [{ class: "PausedJob", limit: 2, running: 0, parked: 0 }]);
+  assert.deepEqual(JSON.parse(await tsqctl("limits", "--json")), [
+    { class: "PausedJob", limit: 2, running: 0, parked: 0 },
+  ]);
 });
 
 test("a job requeued by a hard shutdown keeps its slot; its copy runs on it", { timeout: 120_000 }, async (t) => {

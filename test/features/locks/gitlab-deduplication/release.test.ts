@@ -35,12 +35,12 @@ test("tsqctl delete, clear and kill release the locks of the jobs they remove", 
     const first = await push(client, UntilExecutedJob, [1]);
     assert.equal(await push(client, UntilExecutedJob, [1]), first, "a duplicate resolves to the queued jid");
     assert.equal(await handle.redis.llen("queue:default"), 1);
-    tsqctl("delete", "default", first!);
+    await tsqctl("delete", "default", first!);
     const second = await push(client, UntilExecutedJob, [1]);
     assert.notEqual(second, first, "accepted after the delete");
     assert.equal(await handle.redis.llen("queue:default"), 1);
 
-    tsqctl("clear", "default");
+    await tsqctl("clear", "default");
     const third = await push(client, UntilExecutedJob, [1]);
     assert.ok(third !== second && third !== null, "accepted after the clear");
 
@@ -49,12 +49,12 @@ test("tsqctl delete, clear and kill release the locks of the jobs they remove", 
     assert.equal(await push(client, ScheduledDedupJob, [1], at), scheduled, "locked while scheduled");
     const ttl = await handle.redis.pttl((await handle.redis.keys("tsq:lock:dedup:default:*")).sort()[0]!);
     assert.ok(ttl > 3600_000, `a scheduled job's lock lasts its delay plus ttl (PTTL ${ttl} ms)`);
-    tsqctl("delete", "scheduled", scheduled!);
+    await tsqctl("delete", "scheduled", scheduled!);
     const rescheduled = await push(client, ScheduledDedupJob, [1], at);
     assert.notEqual(rescheduled, scheduled, "accepted after deleting the scheduled job");
-    tsqctl("kill", rescheduled!, "--set", "scheduled");
+    await tsqctl("kill", rescheduled!, "--set", "scheduled");
     assert.notEqual(await push(client, ScheduledDedupJob, [1], at), rescheduled, "accepted after a kill");
-    tsqctl("clear", "scheduled");
+    await tsqctl("clear", "scheduled");
     assert.equal(await handle.redis.exists(...(await handle.redis.keys("tsq:lock:dedup:*"))), 1, "only the queue's");
   });
 });

@@ -131,22 +131,22 @@ test("tsqctl delete, kill and clear release a job's lock at once (until_expired 
   await withClient(async (client) => {
     const queued = (await push(client, SujExecutedJob, [6]))!;
     const digest = await lockOf(queued);
-    tsqctl("delete", "default", queued);
+    await tsqctl("delete", "default", queued);
     assert.deepEqual(await holders(digest), [], "released by the delete");
     assert.ok(await push(client, SujExecutedJob, [6]), "accepted after the delete");
-    tsqctl("clear", "default");
+    await tsqctl("clear", "default");
     assert.deepEqual(await holders(digest), [], "released by the clear");
 
     const scheduled = (await push(client, SujExecutingJob, [6], Date.now() / 1000 + 3600))!;
     const scheduledDigest = await lockOf(scheduled);
     const ttl = await handle.redis.pttl(`${scheduledDigest}:LOCKED`);
     assert.ok(ttl > 4_190_000 && ttl <= 4_200_000, `held for the delay plus lock_ttl (PTTL ${ttl} ms)`);
-    tsqctl("kill", scheduled, "--set", "scheduled");
+    await tsqctl("kill", scheduled, "--set", "scheduled");
     assert.deepEqual(await holders(scheduledDigest), [], "released by the kill");
 
     const expiring = (await push(client, SujExpiredJob, [6]))!;
     const expiringDigest = await lockOf(expiring);
-    tsqctl("delete", "default", expiring);
+    await tsqctl("delete", "default", expiring);
     assert.deepEqual(await holders(expiringDigest), [expiring], "until_expired is a TTL: kept");
   });
 });
@@ -164,7 +164,7 @@ test("until_executing: a failed job keeps its lock while it waits to retry; kill
     await eventually(async () => (await handle.redis.zcard("dead")) === 1, 30_000, "the other one dies");
     // The death hook releases the lock once the job is in the dead set: a round trip later.
     await eventually(async () => (await holders(dyingDigest)).length === 0, 10_000, "dead: released");
-    tsqctl("kill", failing, "--set", "retry");
+    await tsqctl("kill", failing, "--set", "retry");
     assert.deepEqual(await holders(failingDigest), [], "killed from the retry set: released");
     assert.ok(await push(client, SujFailingJob, [8]), "accepted after the kill");
   });
