@@ -23,6 +23,7 @@ import { registerStats } from "../admin/tsqctl/stats.js";
 import { registerSwitches } from "../admin/tsqctl/switches.js";
 import { registerPause } from "../admin/tsqctl/pause.js";
 import { registerTop } from "../admin/tsqctl/top.js";
+import { registerMetrics } from "../admin/tsqctl/metrics.js";
 import { registerWorkers } from "../admin/tsqctl/workers.js";
 import { registerWeb } from "../admin/tsqctl/web.js";
 import { registerBatches } from "../admin/tsqctl/batches.js";
@@ -54,6 +55,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerActions(program, io);
   registerProcesses(program, io);
   registerTop(program, io);
+  registerMetrics(program, io);
   registerCron(program, io);
   registerSwitches(program, io);
   registerPause(program, io);

@@ -14,6 +14,7 @@ import { defineScripts } from "../platform/redis/scripts.js";
 import { whenReachable } from "../platform/redis/reachable.js";
 import { resolveConnectTimeout } from "./connectTimeout.js";
 import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
+import { FleetVersion, describeDecision } from "../platform/FleetVersion.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
 import type { BulkItem, PushItem } from "./options.js";
@@ -35,6 +36,9 @@ export type { ClientOptions } from "./ClientOptions.js";
 export type { PushItem, BulkItem } from "./options.js";
 export { EPOCH_THRESHOLD } from "./normalize.js";
 
+/** ms between a client's own reads of the fleet's Sidekiq versions (`sidekiqVersion: "auto"`). */
+const FLEET_READ_INTERVAL_MS = 60_000;
+
 export class Client {
   /** The app's client middleware (the caller's chain, never modified by the Client). */
   readonly middleware: Chain<ClientMiddlewareArgs>;
@@ -49,8 +53,12 @@ export class Client {
   private readonly writers: ShardWriters;
   /** True when a plug-in's write path (reliable push) holds writes while Redis is away. */
   private readonly holdsWrites: boolean;
-  private readonly format: TimestampFormat;
-  private readonly version: 6 | 7 | 8;
+  /**
+   * The wire formats this client writes (timestamps; a worker's metrics keys), from `sidekiqVersion`:
+   * fixed, or read from the Ruby processes in Redis (`auto`; the worker around a client reads at each
+   * heartbeat, a client on its own in the background, at most once a minute).
+   */
+  readonly fleetVersion: FleetVersion;
   private readonly sizeLimits: SizeLimits;
   private readonly router: WorkerRouter | undefined;
   /** ms a push waits for an unconnected Redis (0: as long as it takes). */
@@ -78,8 +86,7 @@ export class Client {
     const home = new JobWriter(this.redis, owned, this.hooks);
     this.writers = new ShardWriters(home, options.shards, this.hooks, (url) => this.open(url));
     this.middleware = options.middleware ?? new Chain<ClientMiddlewareArgs>();
-    this.version = options.sidekiqVersion ?? DEFAULTS.sidekiqVersion;
-    this.format = this.version === 8 ? "milliseconds" : "seconds";
+    this.fleetVersion = new FleetVersion(options.sidekiqVersion ?? DEFAULTS.sidekiqVersion);
     this.sizeLimits = resolveSizeLimits(options);
     this.router = options.router;
   }
@@ -110,7 +117,7 @@ export class Client {
 
   /** How this client writes `enqueued_at` and other timestamps: float seconds, or integer ms (Sidekiq 8). */
   get timestampFormat(): TimestampFormat {
-    return this.format;
+    return this.fleetVersion.formats.timestamps;
   }
 
   /** Jobs held in memory by reliable push, waiting for Redis (0 when it is off). */
@@ -221,7 +228,7 @@ export class Client {
   }
 
   private normalize(item: PushItem): JobPayload {
-    const job = normalizeItem(item, this.router ?? currentRouter(), this.format);
+    const job = normalizeItem(item, this.router ?? currentRouter(), this.timestampFormat);
     for (const hook of this.hooks) hook.stamp?.(job, item.class);
     return job;
   }
@@ -262,10 +269,10 @@ export class Client {
   private serialize(job: JobPayload): string {
     let stored: Record<string, unknown> = job;
     if (job.at === undefined) {
-      job.enqueued_at = nowStamp(this.format);
+      job.enqueued_at = nowStamp(this.timestampFormat);
     } else {
       const { at: _at, ...rest } = job;
-      if (this.version === 8) delete rest.enqueued_at;
+      if (this.timestampFormat === "milliseconds") delete rest.enqueued_at;
       stored = rest;
     }
     // Big args are compressed as GitLab does; a job still too big is refused (payloadSize/compress.ts).
@@ -274,8 +281,21 @@ export class Client {
 
   /** Writes prepared jobs: to the test diversion when one is active, else each to its queue's shard. */
   private async send(entries: PreparedJob[]): Promise<void> {
+    // Fake and inline test modes never touch Redis.
     if (this.diverted?.active) return this.diverted.take(entries);
-    return this.writers.write(entries);
+    await this.writers.write(entries);
+    this.followFleet();
+  }
+
+  /**
+   * `sidekiqVersion: "auto"`: after a write (Redis is up), the fleet read again if the last read is old.
+   * A change is logged at debug: a worker logs its own at info, and a CLI's stdout is its output.
+   */
+  private followFleet(): void {
+    this.fleetVersion.readSoon(this.redis, FLEET_READ_INTERVAL_MS, (decision) => {
+      const { fields, message } = describeDecision(this.fleetVersion.setting, decision);
+      logger().debug(fields, `tsq client: ${message}`);
+    });
   }
 
   /** `send` for bulk pushes: jobs a full parked list refused (ConcurrencyLimitFullError) become null in `results`, logged. */

@@ -7,6 +7,7 @@ import type { TsqRedis } from "../platform/redis/connection.js";
 import type { ShardMap } from "../platform/shards/ShardMap.js";
 import type { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import type { ClientMiddlewareArgs, ClientPlugin } from "./plugin.js";
+import type { SidekiqVersionSetting } from "../wire/sidekiqVersion.js";
 import { ArgumentError } from "../wire/errors.js";
 import { refuseUnknownSettings, type ListsEveryKey } from "../platform/util/unknownKeys.js";
 
@@ -14,8 +15,12 @@ export interface ClientOptions {
   /** A connection to share, or a Redis URL (default: REDIS_URL, then redis://127.0.0.1:6379/0). */
   redis?: TsqRedis | string;
   middleware?: Chain<ClientMiddlewareArgs>;
-  /** 6/7: float epoch seconds; 8: integer epoch milliseconds. */
-  sidekiqVersion?: 6 | 7 | 8;
+  /**
+   * Timestamps to write: 6/7 float epoch seconds, 8 integer epoch milliseconds; `"auto"` (the default)
+   * follows the Ruby Sidekiq processes in Redis, read in the background at the first push and then at
+   * most once a minute (pushes before the first answer, or with no Ruby process, write seconds).
+   */
+  sidekiqVersion?: SidekiqVersionSetting;
   /** Largest serialized job in bytes, after compression (default: TSQ_MAX_PAYLOAD_BYTES, then 5 MB). */
   maxPayloadBytes?: number;
   /** Bytes of JSON args above which they are compressed (default: TSQ_COMPRESS_THRESHOLD_BYTES, then 100,000); 0 = never. */

@@ -1,24 +1,17 @@
 /**
  * ExecutionTracker: per-class run counts, failures, run time and a run-time histogram, counted in memory
- * and flushed by the Heartbeat (every beat and on stop) in one pipeline, in Sidekiq 8's metrics layout
- * (executionLayout.ts), as Sidekiq's `Metrics::ExecutionTracker` flushes on `:beat` and `:exit`. So
- * Sidekiq's own Metrics page shows tsq jobs, and tsq's shows both.
+ * and flushed by the Heartbeat (every beat and on stop) in one pipeline, in Sidekiq 7's or 8's metrics
+ * layout (executionLayout.ts, chosen by `sidekiq_version`), as Sidekiq's `Metrics::ExecutionTracker`
+ * flushes on `:beat` (and in 8, on `:exit`). So Sidekiq's own Metrics tab shows tsq jobs, and tsq's
+ * shows both.
  *
  * A job costs a Map lookup and a few increments (no Redis command per job). Like Sidekiq, a flush
  * writes everything counted since the last one into the minute of the flush, and only successful runs
  * (and iterable jobs' interruptions) are timed: a failure's time says little about the class.
  */
 import type { ChainableCommander } from "ioredis";
-import { executionCountsKey, executionHistogramKey } from "../wire/keys.js";
-import {
-  BUCKET_INTERVALS,
-  MID_TERM,
-  SHORT_TERM,
-  bucketIndex,
-  histogramWindow,
-  minuteBucket,
-  tenMinuteBucket,
-} from "./executionLayout.js";
+import { BUCKET_INTERVALS, EXECUTION_LAYOUTS, MID_TERM, SHORT_TERM, bucketIndex } from "./executionLayout.js";
+import type { MetricsLayout } from "../wire/sidekiqVersion.js";
 
 /** What one class did since the last flush. */
 interface ClassRuns {
@@ -61,31 +54,30 @@ export class ExecutionTracker {
   }
 
   /**
-   * Writes and forgets what was counted, filed under the minute of `now`. Resolves to the number of
-   * fields written (0: nothing to write, no round trip). What a failed write held is dropped, as
-   * Sidekiq does: counting it again later could count it twice.
+   * Writes and forgets what was counted, filed in `layout` under the minute of `now`. Resolves to the
+   * number of fields written (0: nothing to write, no round trip). What a failed write held is dropped,
+   * as Sidekiq does: counting it again later could count it twice.
    */
-  async flush(redis: PipelineSource, now = new Date()): Promise<number> {
+  async flush(redis: PipelineSource, layoutName: MetricsLayout, now = new Date()): Promise<number> {
     if (this.runs.size === 0) return 0;
+    const layout = EXECUTION_LAYOUTS[layoutName];
     const runs = this.runs;
     this.runs = new Map();
     const pipe = redis.pipeline();
-    const window = histogramWindow(now);
     for (const [className, { hist }] of runs) {
       if (!hist) continue;
-      const key = executionHistogramKey(className, window);
+      const key = layout.histogramKey(className, now);
       const args: (string | number)[] = [key, "OVERFLOW", "SAT"];
       hist.forEach((n, i) => {
         if (n > 0) args.push("INCRBY", "u16", `#${i}`, n);
       });
       pipe.call("BITFIELD", ...args).expire(key, SHORT_TERM);
     }
+    const rollup = layout.rollupKey(now);
+    const buckets: [string, number][] = [[layout.minuteKey(now), SHORT_TERM]];
+    if (rollup !== undefined) buckets.unshift([rollup, MID_TERM]);
     let fields = 0;
-    for (const [bucket, ttl] of [
-      [tenMinuteBucket(now), MID_TERM],
-      [minuteBucket(now), SHORT_TERM],
-    ] as const) {
-      const key = executionCountsKey(bucket);
+    for (const [key, ttl] of buckets) {
       for (const [className, { ms, p, f }] of runs) {
         // Sidekiq's counters are whole milliseconds (it times with an integer ms clock).
         if (ms !== undefined) pipe.hincrby(key, `${className}|ms`, Math.round(ms));

@@ -1,12 +1,21 @@
 /**
- * Sidekiq 8's execution-metrics layout (lib/sidekiq/metrics/{shared,tracking,query}.rb), shared by the
- * worker that writes it (ExecutionTracker) and the readers (tsq/api ExecutionMetrics, the web Metrics
- * page), so tsq jobs show on Sidekiq's own Metrics page and Ruby jobs on tsq's. All times are UTC.
+ * The execution-metrics layouts of Sidekiq 7 and 8 (lib/sidekiq/metrics/{shared,tracking,query}.rb of
+ * 7.3 and 8.0), shared by the worker that writes one of them (ExecutionTracker, as `sidekiq_version`
+ * says: src/wire/sidekiqVersion.ts) and the readers, which read both (tsq/api ExecutionMetrics, the web
+ * Metrics page, `tsqctl metrics`), so a fleet of Ruby 7, Ruby 8 and tsq processes shows as one. All
+ * times are UTC. At 2025-02-14 08:43:
  *
+ *   Sidekiq 8
  *   j|250214|8:43        HASH   one minute: HardJob|ms 1234  HardJob|p 10  HardJob|f 1   EXPIRE 8 h
  *   j|250214|8:4         HASH   the 10-minute rollup (minutes 40-49), same fields         EXPIRE 3 d
  *   h|HardJob-14-8:43    STRING BITFIELD of 26 u16 counters, run times of successes      EXPIRE 8 h
+ *
+ *   Sidekiq 7 (no rollup: its Metrics tab shows at most 8 h)
+ *   j|20250214|8:43      HASH   one minute, same fields                                   EXPIRE 8 h
+ *   HardJob-14-08:43     STRING the same histogram                                       EXPIRE 8 h
  */
+import type { MetricsLayout } from "../wire/sidekiqVersion.js";
+import { executionCountsKey, executionHistogramKey, sidekiq7HistogramKey } from "../wire/keys.js";
 
 /**
  * Upper bounds in ms of the 26 histogram buckets: a run of `ms` goes to the first index with
@@ -47,9 +56,9 @@ export const BUCKET_LABELS: readonly string[] = Object.freeze([
   "Slow",
 ]);
 
-/** Seconds the 1-minute counters and the histograms live (Sidekiq `SHORT_TERM`, `HISTOGRAM_TTL`). */
+/** Seconds the 1-minute counters and the histograms live (Sidekiq 7 and 8 `SHORT_TERM`, `HISTOGRAM_TTL`). */
 export const SHORT_TERM = 8 * 60 * 60;
-/** Seconds the 10-minute counters live (Sidekiq `MID_TERM`). */
+/** Seconds the 10-minute counters live (Sidekiq 8 `MID_TERM`). */
 export const MID_TERM = 3 * 24 * 60 * 60;
 
 /** The histogram index of a run of `ms` milliseconds (a fraction is fine: the bounds are integers). */
@@ -78,6 +87,43 @@ export function tenMinuteBucket(time: Date): string {
 export function histogramWindow(time: Date): string {
   return `${time.getUTCDate()}-${time.getUTCHours()}:${time.getUTCMinutes()}`;
 }
+
+/** `%Y%m%d|%-H:%-M` of `time` in UTC: Sidekiq 7's minute bucket, e.g. `20250214|8:3`. */
+export function sidekiq7MinuteBucket(time: Date): string {
+  const date = `${time.getUTCFullYear()}${pad2(time.getUTCMonth() + 1)}${pad2(time.getUTCDate())}`;
+  return `${date}|${time.getUTCHours()}:${time.getUTCMinutes()}`;
+}
+
+/** `%d-%H:%-M` of `time` in UTC: Sidekiq 7's histogram window, e.g. `14-08:3` (day and hour padded). */
+export function sidekiq7HistogramWindow(time: Date): string {
+  return `${pad2(time.getUTCDate())}-${pad2(time.getUTCHours())}:${time.getUTCMinutes()}`;
+}
+
+/** Where one generation keeps the counters and histograms of a moment. */
+export interface ExecutionLayout {
+  readonly name: MetricsLayout;
+  /** The 1-minute counters holding `time`. */
+  minuteKey(time: Date): string;
+  /** The 10-minute counters holding `time`; undefined where the layout keeps none (Sidekiq 7). */
+  rollupKey(time: Date): string | undefined;
+  /** The run-time histogram of `className` for the minute of `time`. */
+  histogramKey(className: string, time: Date): string;
+}
+
+export const EXECUTION_LAYOUTS: Readonly<Record<MetricsLayout, ExecutionLayout>> = Object.freeze({
+  sidekiq8: Object.freeze({
+    name: "sidekiq8",
+    minuteKey: (time: Date) => executionCountsKey(minuteBucket(time)),
+    rollupKey: (time: Date) => executionCountsKey(tenMinuteBucket(time)),
+    histogramKey: (className: string, time: Date) => executionHistogramKey(className, histogramWindow(time)),
+  }),
+  sidekiq7: Object.freeze({
+    name: "sidekiq7",
+    minuteKey: (time: Date) => executionCountsKey(sidekiq7MinuteBucket(time)),
+    rollupKey: () => undefined,
+    histogramKey: (className: string, time: Date) => sidekiq7HistogramKey(className, sidekiq7HistogramWindow(time)),
+  }),
+});
 
 /** `BITFIELD_RO key GET u16 #0 … GET u16 #25`: every bucket of one histogram key. */
 export const HISTOGRAM_FETCH: readonly string[] = Object.freeze(

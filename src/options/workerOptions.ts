@@ -110,7 +110,7 @@ export function addWorkerFlags(command: Command): Command {
       // Both forms, so an absent flag stays undefined and the config file decides (a lone --no- flag defaults to true).
       .option(
         "--execution-metrics",
-        "write Sidekiq 8's per-class metrics keys (default: config `execution_metrics` or on)",
+        "write Sidekiq's per-class metrics keys, in the layout of sidekiq_version (default: config `execution_metrics` or on)",
       )
       .option("--no-execution-metrics", "do not write them")
       .option("--redis-url <url>", `Redis URL, rediss:// for TLS (default: REDIS_URL or ${DEFAULTS.redisUrl})`)

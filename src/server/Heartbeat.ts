@@ -10,8 +10,11 @@
  *   INCRBY stat:processed|failed[:<UTC date>] <n> ; EXPIRE <daily key> <5 years>
  *   RPOP <id>-signals            -> TSTP / TERM / TTIN, acted on like the real signal
  *
- * then, in a pipeline of its own, the per-class execution metrics counted since the last beat
- * (src/metrics/ExecutionTracker.ts).
+ * then, with `sidekiq_version: auto`, the Sidekiq versions of the processes in `processes` (SMEMBERS, and
+ * HGET info of any identity not seen before: src/platform/FleetVersion.ts), which decide the formats
+ * written from this beat on, logged at the first beat and whenever they change; then, in a pipeline of
+ * its own, the per-class execution metrics counted since the last beat (src/metrics/ExecutionTracker.ts)
+ * in the layout just decided.
  *
  * `<id>:workers` is the 6.4.1 name of the work hash; writing both keeps 6.4.1 and newer UIs right.
  */
@@ -28,6 +31,7 @@ import {
   workKey,
 } from "../wire/keys.js";
 import { ProblemLog } from "../platform/redis/errors.js";
+import { describeDecision } from "../platform/FleetVersion.js";
 import { sleep } from "../platform/util/sleep.js";
 import { formatSeconds, nowSeconds } from "../wire/timestamps.js";
 import type { ServerContext } from "./context.js";
@@ -70,6 +74,7 @@ export class Heartbeat {
   private readonly infoJson: string;
   private readonly problems: ProblemLog;
   private readonly metricProblems: ProblemLog;
+  private readonly fleetProblems: ProblemLog;
 
   constructor(
     private readonly ctx: ServerContext,
@@ -78,6 +83,7 @@ export class Heartbeat {
     this.infoJson = JSON.stringify(source.info);
     this.problems = new ProblemLog("heartbeat", ctx.logger);
     this.metricProblems = new ProblemLog("writing execution metrics", ctx.logger);
+    this.fleetProblems = new ProblemLog("reading the Sidekiq versions in processes", ctx.logger);
   }
 
   /** Beats once now (so the process shows up before start resolves), then every interval. */
@@ -104,6 +110,7 @@ export class Heartbeat {
   async beat(): Promise<void> {
     const { redis, identity, state, options } = this.ctx;
     const counts = state.takeCounts();
+    let beaten = false;
     try {
       const pingStart = performance.now();
       await redis.ping();
@@ -136,6 +143,7 @@ export class Heartbeat {
       for (const [error] of results) if (error) throw error;
       const signal = results.at(-1)?.[1];
       this.problems.succeeded();
+      beaten = true;
       if (typeof signal === "string") this.dispatch(signal);
     } catch (error) {
       state.restoreCounts(counts);
@@ -144,15 +152,31 @@ export class Heartbeat {
         "this process's record and stats were not written (they are kept and written at the first beat that works); retrying every beat",
       );
     }
+    // With Redis away the read would only fail too: the formats stay until a beat works.
+    if (beaten) await this.readFleet();
     await this.flushMetrics();
   }
 
-  /** Sidekiq 8's per-class metrics (`j|…`, `h|…`), flushed with the beat as Sidekiq does on `:beat`. */
+  /** The formats to write from now on (`sidekiq_version`), logged the first time and when they change. */
+  private async readFleet(): Promise<void> {
+    const { client, redis, logger } = this.ctx;
+    try {
+      const decision = await client.fleetVersion.read(redis);
+      this.fleetProblems.succeeded();
+      if (!decision.changed) return;
+      const { fields, message } = describeDecision(client.fleetVersion.setting, decision);
+      logger.info(fields, message);
+    } catch (error) {
+      this.fleetProblems.failed(error, "the formats written stay as they were; retrying every beat");
+    }
+  }
+
+  /** The per-class metrics (`j|…`, `h|…`), flushed with the beat as Sidekiq does on `:beat`. */
   private async flushMetrics(): Promise<void> {
     const execution = this.ctx.execution;
     if (!execution || execution.pending === 0) return;
     try {
-      await execution.flush(this.ctx.redis);
+      await execution.flush(this.ctx.redis, this.ctx.client.fleetVersion.formats.metrics);
       this.metricProblems.succeeded();
     } catch (error) {
       this.metricProblems.failed(error, "the per-class metrics of the last beat are lost (as in Sidekiq)");

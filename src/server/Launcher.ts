@@ -137,7 +137,10 @@ export class Launcher {
       hooks: [],
       locks: lockHooks(redis, []),
       events: new EventEmitter<JobEvents>(),
-      timestampFormat: options.sidekiqVersion === 8 ? "milliseconds" : "seconds",
+      // The client's: `sidekiq_version: auto` may change it at any heartbeat (Heartbeat reads the fleet).
+      get timestampFormat() {
+        return client.timestampFormat;
+      },
       clock: hooks.clock ?? SYSTEM_CLOCK,
       alarms: new DueAlarms(hooks.clock),
       ...(hooks.jobFactory ? { jobFactory: hooks.jobFactory } : {}),

@@ -58,7 +58,7 @@ export interface ServerContext {
   readonly logger: Logger;
   readonly registry: Registry;
   readonly state: ProcessState;
-  /** Per-class run metrics in Sidekiq 8's layout, flushed by the Heartbeat; undefined when switched off. */
+  /** Per-class run metrics, flushed by the Heartbeat in the client's metrics layout; undefined when switched off. */
   readonly execution: ExecutionTracker | undefined;
   readonly client: Client;
   /** Plug-in middleware in list order, then the app's (configureServer): this worker's own copy. */
@@ -70,6 +70,7 @@ export interface ServerContext {
   /** Lock bookkeeping for jobs leaving Redis, by the plug-ins that hold locks (none: nothing to do). */
   readonly locks: LockHooks;
   readonly events: EventEmitter<JobEvents>;
+  /** How timestamps are written now: the client's (`client.fleetVersion`), read at each use. */
   readonly timestampFormat: TimestampFormat;
   /** Time for the roles that run on it (poller, cron scheduler, leader election); the system clock but in tests. */
   readonly clock: Clock;

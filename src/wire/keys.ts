@@ -58,6 +58,8 @@
  *   j|<yymmdd>|<H>:<MM>       HASH   Sidekiq 8 metrics, one minute: `<Class>|ms`, `|p`, `|f` (EXPIRE 8 h);
  *                                    `j|<yymmdd>|<H>:<M>` (last minute digit cut) is the 10-minute rollup (3 d)
  *   h|<Class>-<d>-<H>:<M>     STRING Sidekiq 8 metrics: 26 u16 BITFIELD run-time buckets of one minute (8 h)
+ *   j|<YYYYmmdd>|<H>:<M>      HASH   Sidekiq 7 metrics, one minute (4-digit year, minute unpadded; no rollup; 8 h)
+ *   <Class>-<dd>-<HH>:<M>     STRING Sidekiq 7 metrics: the same histogram, no prefix, day and hour padded (8 h)
  *   <YYYYmmdd>-marks          HASH   Sidekiq::Deploy marks: ISO minute -> label (read by the Metrics page)
  */
 
@@ -351,13 +353,20 @@ export function keyedReadyKey(className: string): string {
 export const KEYED_WAITING = "tsq:rl-waiting";
 /** Jobs rescheduled by a rate limiter's OverLimit (the payload's `overrated` counts them per job). */
 export const STAT_OVERRATED = "tsq:stat:overrated";
-/** Sidekiq 8's per-minute (or 10-minute) execution counters, `bucket` as `250214|8:43` (or `250214|8:4`). */
+/**
+ * Execution counters of one bucket: Sidekiq 8's minute `250214|8:43` or 10 minutes `250214|8:4`, or
+ * Sidekiq 7's minute `20250214|8:3` (the two never share a name: 6 date digits against 8).
+ */
 export function executionCountsKey(bucket: string): string {
   return `j|${bucket}`;
 }
 /** Sidekiq 8's run-time histogram of a class for one minute, `window` as `14-8:5` (day-hour:minute, unpadded). */
 export function executionHistogramKey(className: string, window: string): string {
   return `h|${className}-${window}`;
+}
+/** Sidekiq 7's run-time histogram of a class for one minute, `window` as `14-08:5` (day and hour padded). */
+export function sidekiq7HistogramKey(className: string, window: string): string {
+  return `${className}-${window}`;
 }
 /** `Sidekiq::Deploy`'s marks of a UTC day, e.g. `20250214-marks`. */
 export function deployMarksKey(day: Date): string {

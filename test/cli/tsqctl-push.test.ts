@@ -39,6 +39,16 @@ describe("tsqctl push", () => {
     assert.equal(job.retry, true);
   });
 
+  test("with a Sidekiq 8 fleet in Redis: integer-millisecond timestamps, as its processes read", async () => {
+    const info = JSON.stringify({ hostname: "web", pid: 3, identity: "web:3:abc", version: "8.0.10" });
+    await redis.redis.multi().sadd("processes", "web:3:abc").hset("web:3:abc", "info", info).exec();
+    const run = await tsqctl(["push", "HardJob", "[]"]);
+    assert.equal(run.exitCode, 0, run.stderr);
+    const [raw] = await redis.redis.lrange("queue:default", 0, -1);
+    assert.match(raw ?? "", /"created_at":\d{13}[,}]/);
+    assert.match(raw ?? "", /"enqueued_at":\d{13}[,}]/);
+  });
+
   test("json-args defaults to []", async () => {
     const run = await tsqctl(["push", "Cleanup::Nightly"]);
     assert.equal(run.exitCode, 0, run.stderr);

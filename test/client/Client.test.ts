@@ -85,6 +85,24 @@ describe("push, immediate", () => {
     assert.ok(job.enqueued_at >= job.created_at);
   });
 
+  test('sidekiqVersion "auto" (the default): seconds until it has read a Sidekiq 8 fleet, then milliseconds', async () => {
+    const client = newClient();
+    assert.equal(client.fleetVersion.setting, "auto");
+    // A Ruby Sidekiq 8 process's record, as its heartbeat writes it.
+    const info = JSON.stringify({ hostname: "web", pid: 7, identity: "web:7:abc", version: "8.0.10" });
+    await redis.redis.multi().sadd("processes", "web:7:abc").hset("web:7:abc", "info", info).exec();
+    await client.push({ class: "HardJob", args: [] });
+    assert.match((await queued())[0] ?? "", FLOAT_FIELD("created_at"), "the first push, before any read: seconds");
+    // The write started a read in the background (at most one a minute).
+    const deadline = Date.now() + 10_000;
+    while (client.timestampFormat !== "milliseconds" && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    await client.push({ class: "HardJob", args: [] });
+    assert.match((await queued())[0] ?? "", MS_FIELD("created_at"));
+    assert.match((await queued())[0] ?? "", MS_FIELD("enqueued_at"));
+    assert.equal(client.fleetVersion.formats.metrics, "sidekiq8");
+  });
+
   test("a given queue, jid and created_at are kept; created_at is not overwritten", async () => {
     const client = newClient();
     const jid = await client.push({

@@ -1,6 +1,6 @@
 /**
- * Runs a real Ruby `sidekiq` (Debian's 6.4.1) against a test's private Redis, so interop tests can
- * check that Ruby executes what tsq enqueued.
+ * Runs a real Ruby `sidekiq` (Debian's 6.4.1, or with `ruby:` the 7.3 or 8.0 tree of sidekiqRuby.ts)
+ * against a test's private Redis, so interop tests can check that Ruby executes what tsq enqueued.
  *
  *   useSidekiqCleanup();                         // once per file: no sidekiq outlives a test
  *   const sidekiq = await startSidekiq({ redis, queues: ["default", "critical"] });
@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { after, afterEach } from "node:test";
 import { PROCESSES } from "../../src/wire/keys.js";
 import type { RedisHandle } from "./redis.js";
+import type { SidekiqRuby } from "./sidekiqRuby.js";
 
 export interface SidekiqOptions {
   /** The test's private Redis (from `useRedis()`). */
@@ -30,6 +31,10 @@ export interface SidekiqOptions {
   requireFile?: string;
   /** Milliseconds to wait for the process to register in `processes` (default 30 000). */
   readyTimeoutMs?: number;
+  /** A Sidekiq 7.3 or 8.0 tree to run (default: Debian's `sidekiq` 6.4.1 on the PATH). */
+  ruby?: SidekiqRuby;
+  /** More environment for the process (REDIS_URL is always the test's). */
+  env?: Record<string, string>;
 }
 
 export interface SidekiqProcess {
@@ -149,9 +154,12 @@ export async function startSidekiq(options: SidekiqOptions): Promise<SidekiqProc
   ];
   // An empty working directory: with `-r <file>`, 6.4.1 reads ./config/sidekiq.yml if there is one.
   const cwd = mkdtempSync(join(tmpdir(), "tsq-sidekiq-"));
-  const child = spawn("sidekiq", args, {
+  const [command, commandArgs] = options.ruby
+    ? ["ruby", [...options.ruby.flags, options.ruby.bin, ...args]]
+    : ["sidekiq", args];
+  const child = spawn(command, commandArgs, {
     cwd,
-    env: { ...process.env, REDIS_URL: options.redis.url },
+    env: { ...process.env, ...options.env, REDIS_URL: options.redis.url },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.add(child);
@@ -165,7 +173,7 @@ export async function startSidekiq(options: SidekiqOptions): Promise<SidekiqProc
   child.once("error", (error) => (spawnError = error));
   child.once("exit", () => rmSync(cwd, { recursive: true, force: true }));
 
-  const describe = () => `sidekiq ${args.join(" ")} (pid ${child.pid ?? "none"}); log tail:\n${log}`;
+  const describe = () => `${command} ${commandArgs.join(" ")} (pid ${child.pid ?? "none"}); log tail:\n${log}`;
   let stopping: Promise<ExitStatus> | undefined;
   const stop = () => (stopping ??= terminate(child));
 

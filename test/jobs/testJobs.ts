@@ -15,6 +15,17 @@ export class RecordJob extends Job {
   }
 }
 
+/**
+ * Records what it ran with and the payload's timestamps as tsq read them: RPUSH payloads {jid, queue,
+ * args, created_at, enqueued_at} (interop tests compare them with what a Ruby client wrote).
+ */
+export class PayloadJob extends Job {
+  async perform(...args: unknown[]): Promise<void> {
+    const { queue, created_at, enqueued_at } = this.payload ?? {};
+    await redis().rpush("payloads", JSON.stringify({ jid: this.jid, queue, args, created_at, enqueued_at }));
+  }
+}
+
 /** Always fails with the given message. */
 export class FailJob extends Job {
   static override options = { backtrace: 5 };

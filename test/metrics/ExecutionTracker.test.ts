@@ -1,6 +1,7 @@
 /**
- * ExecutionTracker: tsq workers write Sidekiq 8's metrics keys (lib/sidekiq/metrics/{tracking,shared}.rb)
- * exactly: key names, field names, values, TTLs and histogram bucket indexes.
+ * ExecutionTracker: tsq workers write Sidekiq 8's or Sidekiq 7's metrics keys
+ * (lib/sidekiq/metrics/{tracking,shared}.rb of each) exactly: key names, field names, values, TTLs and
+ * histogram bucket indexes.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,6 +18,8 @@ import {
   bucketIndex,
   histogramWindow,
   minuteBucket,
+  sidekiq7HistogramWindow,
+  sidekiq7MinuteBucket,
   tenMinuteBucket,
 } from "../../src/metrics/executionLayout.js";
 import { resolveWorkerOptions } from "../../src/options/workerOptions.js";
@@ -49,6 +52,43 @@ test("bucket names are Ruby's strftime: %y%m%d|%-H:%M, its 10-minute prefix, and
   assert.deepEqual(ruby.stdout.trim().split("\n"), ours);
 });
 
+test("Sidekiq 7's bucket names are its strftime: %Y%m%d|%-H:%-M and %d-%H:%-M", (t) => {
+  const times = [Date.UTC(2025, 1, 14, 8, 43, 7), Date.UTC(2025, 1, 4, 8, 3, 59), Date.UTC(2026, 10, 23, 23, 5, 0)];
+  const ours = times.map((ms) => `${sidekiq7MinuteBucket(new Date(ms))} ${sidekiq7HistogramWindow(new Date(ms))}`);
+  assert.deepEqual(ours.slice(0, 2), ["20250214|8:43 14-08:43", "20250204|8:3 04-08:3"]);
+  const ruby = spawnSync(
+    "ruby",
+    [
+      "-e",
+      'ARGV.each { |s| t = Time.at(s.to_i).utc; puts "#{t.strftime("%Y%m%d|%-H:%-M")} #{t.strftime("%d-%H:%-M")}" }',
+      ...times.map((ms) => String(ms / 1000)),
+    ],
+    { encoding: "utf8" },
+  );
+  if (ruby.status !== 0) return t.skip("ruby is not installed");
+  assert.deepEqual(ruby.stdout.trim().split("\n"), ours);
+});
+
+test("a flush in Sidekiq 7's layout: the minute hash (no rollup) and unprefixed histograms, 8 h TTLs", async () => {
+  const tracker = new ExecutionTracker();
+  tracker.succeeded("HardJob", 12.4);
+  tracker.succeeded("HardJob", 280.3);
+  tracker.failed("FailJob");
+  const now = new Date(Date.UTC(2025, 1, 4, 8, 3, 7));
+  assert.equal(await tracker.flush(handle.redis, "sidekiq7", now), 4, "4 fields in the one minute key");
+  const { redis } = handle;
+  assert.deepEqual((await redis.keys("*")).sort(), ["HardJob-04-08:3", "j|20250204|8:3"]);
+  assert.deepEqual(await redis.hgetall("j|20250204|8:3"), {
+    "HardJob|ms": "293",
+    "HardJob|p": "2",
+    "FailJob|p": "1",
+    "FailJob|f": "1",
+  });
+  const hist = (await redis.call("BITFIELD_RO", "HardJob-04-08:3", ...HISTOGRAM_FETCH)) as number[];
+  assert.deepEqual(hist, [1, 0, 0, 0, 0, 0, 0, 1, ...new Array<number>(18).fill(0)]);
+  for (const key of ["HardJob-04-08:3", "j|20250204|8:3"]) assert.ok((await redis.ttl(key)) > 8 * 3600 - 5, key);
+});
+
 test("histogram bucket indexes: first bound the run is under (20, 30, 45, 65, 100 … ms, then Slow)", () => {
   assert.equal(bucketIndex(0), 0);
   assert.equal(bucketIndex(19.99), 0);
@@ -63,14 +103,14 @@ test("histogram bucket indexes: first bound the run is under (20, 30, 45, 65, 10
 
 test("a flush at a known minute: HINCRBY fields, EXPIREs, BITFIELD counters, nothing for an idle tracker", async () => {
   const tracker = new ExecutionTracker();
-  assert.equal(await tracker.flush(handle.redis), 0, "nothing counted: no round trip");
+  assert.equal(await tracker.flush(handle.redis, "sidekiq8"), 0, "nothing counted: no round trip");
   tracker.succeeded("HardJob", 12.4);
   tracker.succeeded("HardJob", 280.3);
   tracker.succeeded("HardJob", 300);
   tracker.failed("HardJob");
   tracker.failed("FailJob");
   const now = new Date(Date.UTC(2025, 1, 14, 8, 43, 7));
-  assert.equal(await tracker.flush(handle.redis, now), 10, "5 fields in each of 2 keys");
+  assert.equal(await tracker.flush(handle.redis, "sidekiq8", now), 10, "5 fields in each of 2 keys");
   const { redis } = handle;
   const expected = { "HardJob|ms": "593", "HardJob|p": "4", "HardJob|f": "1", "FailJob|p": "1", "FailJob|f": "1" };
   assert.deepEqual(await redis.hgetall("j|250214|8:43"), expected);
@@ -81,9 +121,9 @@ test("a flush at a known minute: HINCRBY fields, EXPIREs, BITFIELD counters, not
   assert.deepEqual(hist, [1, 0, 0, 0, 0, 0, 0, 2, ...new Array<number>(18).fill(0)]);
   assert.ok((await redis.ttl("h|HardJob-14-8:43")) > 8 * 3600 - 5);
   assert.equal(await redis.exists("h|FailJob-14-8:43"), 0, "failures are not timed");
-  assert.equal(await tracker.flush(redis, now), 0, "a flush forgets what it wrote");
+  assert.equal(await tracker.flush(redis, "sidekiq8", now), 0, "a flush forgets what it wrote");
   tracker.succeeded("HardJob", 1);
-  await tracker.flush(redis, now);
+  await tracker.flush(redis, "sidekiq8", now);
   assert.equal(await redis.hget("j|250214|8:43", "HardJob|p"), "5", "counters add up across flushes");
 });
 

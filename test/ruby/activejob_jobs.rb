@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # ActiveJob classes for tsq's Rails interop tests (Debian's ruby-activejob 6.1 with the Sidekiq adapter).
-# Loaded by a real Sidekiq 6.4.1 process:
+# Loaded by a real Sidekiq 6.4.1 process (and, through modern_server.rb, by Sidekiq 7.3):
 #
 #   REDIS_URL=redis://127.0.0.1:<port>/0 sidekiq -r test/ruby/activejob_jobs.rb -q default -q critical
 #
@@ -17,11 +17,14 @@ require "json"
 require "logger"
 require "active_job"
 require "sidekiq"
+# Sidekiq >= 7.3 brings its own ActiveJob adapter, whose JobWrapper subclasses Sidekiq::ActiveJob::Wrapper
+# of sidekiq/rails (which needs railties); 6.4.1 runs the adapter Rails ships.
+require "sidekiq/rails" if Gem::Version.new(Sidekiq::VERSION) >= Gem::Version.new("7.3")
 
 AJ_RAN_KEY = "activejob:ran"
 
 # redis-rb 4.8 warns on every BRPOP that 6.4.1 issues, which would bury a failing test's log tail.
-Redis.silence_deprecations = true if Redis.respond_to?(:silence_deprecations=)
+Redis.silence_deprecations = true if defined?(Redis) && Redis.respond_to?(:silence_deprecations=)
 
 ActiveJob::Base.queue_adapter = :sidekiq
 ActiveJob::Base.logger = Logger.new(nil)
@@ -29,7 +32,11 @@ I18n.available_locales = %i[en fr]
 
 Sidekiq.configure_server do |config|
   # Poll `schedule` about every second (see jobs.rb), so a scheduled test job runs promptly.
-  config.options[:poll_interval_average] = 1
+  if config.respond_to?(:[]=)
+    config[:poll_interval_average] = 1
+  else
+    config.options[:poll_interval_average] = 1
+  end
 end
 
 module AjInterop

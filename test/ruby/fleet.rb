@@ -13,7 +13,7 @@
 require "sidekiq"
 
 # redis-rb 4.8 warns on every BRPOP that 6.4.1 issues; keep the log tail readable.
-Redis.silence_deprecations = true if Redis.respond_to?(:silence_deprecations=)
+Redis.silence_deprecations = true if defined?(Redis) && Redis.respond_to?(:silence_deprecations=)
 
 class FleetJob
   include Sidekiq::Worker

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
-# Job classes for tsq's interop tests, loaded by a real Sidekiq 6.4.1 process:
+# Job classes for tsq's interop tests, loaded by a real Sidekiq 6.4.1 process (and, through
+# modern_server.rb, by Sidekiq 7.3 and 8.0):
 #
 #   REDIS_URL=redis://127.0.0.1:<port>/0 sidekiq -r test/ruby/jobs.rb -q default -q critical
 #
@@ -17,8 +18,8 @@ require "sidekiq"
 RAN_KEY = "interop:ran"
 
 # redis-rb 4.8 warns on every BRPOP that 6.4.1 issues ("Passing the timeout as a positional argument
-# is deprecated"), which would bury a failing test's log tail.
-Redis.silence_deprecations = true if Redis.respond_to?(:silence_deprecations=)
+# is deprecated"), which would bury a failing test's log tail. 7.x and 8.x use redis-client instead.
+Redis.silence_deprecations = true if defined?(Redis) && Redis.respond_to?(:silence_deprecations=)
 
 module Interop
   # Hands the job hash to the job instance: a 6.4.1 Worker only receives `args` and `jid`.
@@ -43,7 +44,12 @@ Sidekiq.configure_server do |config|
   # 6.4.1 polls `schedule` every poll_interval_average * (0.5..1.5) seconds, after an initial wait of
   # rand * 5 s when the interval is set (10 s more when it is not; Scheduled::Poller#initial_wait).
   # 1 s keeps a performIn(3) test short.
-  config.options[:poll_interval_average] = 1
+  # 7.x and 8.x hand a Sidekiq::Config (`config[:key]`); 6.4.1 hands the Sidekiq module (`options`).
+  if config.respond_to?(:[]=)
+    config[:poll_interval_average] = 1
+  else
+    config.options[:poll_interval_average] = 1
+  end
 
   config.server_middleware do |chain|
     chain.add Interop::CapturePayload

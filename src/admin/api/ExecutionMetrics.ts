@@ -1,17 +1,19 @@
 /**
- * Per-class execution metrics, read from Sidekiq 8's keys as `Sidekiq::Metrics::Query` does
- * (`top_jobs`, `for_job`): written by tsq workers and by Ruby Sidekiq 8 alike. Periods up to 8 h read
- * the 1-minute keys (and, for one class, its histograms); 24–72 h read the 10-minute rollups.
+ * Per-class execution metrics, read as `Sidekiq::Metrics::Query` does (`top_jobs`, `for_job`) from
+ * both layouts (src/metrics/executionLayout.ts): Sidekiq 8's keys, written by Ruby 8 and by tsq workers
+ * set to 8 (or to auto without Ruby 7), and Sidekiq 7's, written by Ruby 7 and by tsq workers following
+ * it; a worker writes one layout at a time, so summing both counts every run once. Periods up to 8 h read
+ * the 1-minute keys (and, for one class, its histograms); 24–72 h read Sidekiq 8's 10-minute rollups and
+ * fold in Sidekiq 7's minutes, which live 8 h.
  */
 import type { Redis } from "ioredis";
-import { deployMarksKey, executionCountsKey, executionHistogramKey } from "../../wire/keys.js";
+import { deployMarksKey } from "../../wire/keys.js";
 import {
   BUCKET_INTERVALS,
   BUCKET_LABELS,
+  EXECUTION_LAYOUTS,
   HISTOGRAM_FETCH,
-  histogramWindow,
-  minuteBucket,
-  tenMinuteBucket,
+  SHORT_TERM,
 } from "../../metrics/executionLayout.js";
 
 /** Sidekiq Web's `METRICS_PERIODS`: a count of 1-minute keys, or hours of 10-minute keys. */
@@ -72,7 +74,8 @@ interface Plan {
   granularity: MetricsResult["granularity"];
   /** Bucket times, newest first, as Sidekiq steps back from now. */
   times: Date[];
-  keys: string[];
+  /** Every counters key to read, with the bucket (index into `times`) it adds to. */
+  reads: { key: string; age: number }[];
 }
 
 export class ExecutionMetrics {
@@ -82,46 +85,60 @@ export class ExecutionMetrics {
   async top(period: MetricsPeriod, filter = "", now = new Date()): Promise<MetricsResult> {
     const plan = planOf(period, now);
     const pipe = this.redis.pipeline();
-    for (const key of plan.keys) pipe.hgetall(key);
+    for (const { key } of plan.reads) pipe.hgetall(key);
     const hashes = results(await pipe.exec()) as Record<string, string>[];
     const needle = filter.toLowerCase();
     const result = await this.result(plan);
-    hashes.forEach((hash, age) => {
+    const last = plan.times.length - 1;
+    hashes.forEach((hash, i) => {
       for (const [field, value] of Object.entries(hash)) {
         const bar = field.lastIndexOf("|");
         const name = field.slice(0, bar);
         if (bar < 1 || (needle !== "" && !name.toLowerCase().includes(needle))) continue;
-        add(result, name, field.slice(bar + 1), plan.times.length - 1 - age, Number(value));
+        add(result, name, field.slice(bar + 1), last - plan.reads[i]!.age, Number(value));
       }
     });
     return result;
   }
 
-  /** One class over the period, with its per-minute histograms for periods up to 8 h. */
+  /** One class over the period, with its per-minute histograms (both layouts summed) for periods up to 8 h. */
   async forClass(className: string, period: MetricsPeriod, now = new Date()): Promise<MetricsResult> {
     const plan = planOf(period, now);
     const pipe = this.redis.pipeline();
-    for (const key of plan.keys) pipe.hmget(key, `${className}|ms`, `${className}|p`, `${className}|f`);
+    for (const { key } of plan.reads) pipe.hmget(key, `${className}|ms`, `${className}|p`, `${className}|f`);
     const minutely = plan.granularity === "minutely";
+    const layouts = Object.values(EXECUTION_LAYOUTS);
     if (minutely)
       for (const time of plan.times)
-        pipe.call("BITFIELD_RO", executionHistogramKey(className, histogramWindow(time)), ...HISTOGRAM_FETCH);
-    const replies = results(await pipe.exec());
+        for (const layout of layouts)
+          pipe.call("BITFIELD_RO", layout.histogramKey(className, time), ...HISTOGRAM_FETCH);
+    const raw = (await pipe.exec()) ?? [];
+    const replies = results(raw.slice(0, plan.reads.length));
     const result = await this.result(plan);
-    const n = plan.times.length;
-    for (let age = 0; age < n; age++) {
-      const [ms, p, f] = replies[age] as (string | null)[];
-      const at = n - 1 - age;
+    const last = plan.times.length - 1;
+    plan.reads.forEach(({ age }, i) => {
+      const [ms, p, f] = replies[i] as (string | null)[];
       for (const [metric, value] of [
         ["ms", ms],
         ["p", p],
         ["f", f],
       ] as const)
-        if (value !== null) add(result, className, metric, at, Number(value));
-    }
+        if (value !== null) add(result, className, metric, last - age, Number(value));
+    });
     if (minutely) {
       const entry = classEntry(result, className);
-      entry.histograms = plan.times.map((_, age) => (replies[n + age] as number[]).map(Number)).reverse();
+      const first = plan.reads.length;
+      entry.histograms = plan.times
+        .map((_, age) => {
+          const sum = new Array<number>(BUCKET_INTERVALS.length).fill(0);
+          for (let l = 0; l < layouts.length; l++) {
+            // A key of another type under a histogram's name (WRONGTYPE) counts as an empty histogram.
+            const [error, counters] = raw[first + age * layouts.length + l] ?? [null, []];
+            if (!error) (counters as number[]).forEach((n, i) => (sum[i]! += Number(n)));
+          }
+          return sum;
+        })
+        .reverse();
     }
     return result;
   }
@@ -162,8 +179,23 @@ function planOf(period: MetricsPeriod, now: Date): Plan {
   const count = spec.hours ? spec.hours * 6 : spec.minutes!;
   const times: Date[] = [];
   for (let i = 0; i < count; i++) times.push(new Date(now.getTime() - i * stride(granularity)));
-  const name = granularity === "hourly" ? tenMinuteBucket : minuteBucket;
-  return { granularity, times, keys: times.map((t) => executionCountsKey(name(t))) };
+  const { sidekiq7, sidekiq8 } = EXECUTION_LAYOUTS;
+  const reads: Plan["reads"] = [];
+  if (granularity === "minutely") {
+    times.forEach((time, age) =>
+      reads.push({ key: sidekiq8.minuteKey(time), age }, { key: sidekiq7.minuteKey(time), age }),
+    );
+    return { granularity, times, reads };
+  }
+  times.forEach((time, age) => reads.push({ key: sidekiq8.rollupKey(time)!, age }));
+  // Sidekiq 7 keeps no rollup: its minutes of the last 8 h (all it keeps), each in its 10-minute bucket.
+  const tens = Math.floor(now.getTime() / 600_000);
+  for (let i = 0; i < SHORT_TERM / 60; i++) {
+    const minute = new Date(now.getTime() - i * 60_000);
+    const age = tens - Math.floor(minute.getTime() / 600_000);
+    if (age < count) reads.push({ key: sidekiq7.minuteKey(minute), age });
+  }
+  return { granularity, times, reads };
 }
 
 /** Milliseconds between buckets. */

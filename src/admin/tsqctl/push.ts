@@ -124,6 +124,8 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
       ...(map?.sharded ? { shards: { map } } : {}),
     });
     try {
+      // One push and out: the fleet is read first, so its timestamps are those the Ruby processes read.
+      await client.fleetVersion.read(redis);
       return await client.push(item);
     } catch (error) {
       // The client says "unreachable" two ways: a command past its deadline (a Redis that stopped

@@ -11,6 +11,7 @@ import { defineScripts } from "../../platform/redis/scripts.js";
 import { DEFAULTS } from "../../platform/config/defaults.js";
 import { MAX_DURATION_SECONDS } from "../../platform/util/longTimer.js";
 import { formatTimestampJson, nowStamp, type TimestampFormat } from "../../wire/timestamps.js";
+import { initialFormats } from "../../wire/sidekiqVersion.js";
 import type { JsonValue } from "../../wire/payload.js";
 import { wake } from "./parking.js";
 import { activeDiversion, signalInMemory } from "./memory.js";
@@ -45,8 +46,7 @@ export async function signal(event: string, data: JsonValue = null, options: Sig
   const redis = options.redis ? defineScripts(options.redis) : client!.redis;
   // With client middleware, a due job must pass through it as the poller pushes it (Sidekiq re-pushes
   // scheduled jobs through the client): "" leaves the woken jobs due in `schedule` for the poller.
-  const format: TimestampFormat =
-    client?.timestampFormat ?? (DEFAULTS.sidekiqVersion === 8 ? "milliseconds" : "seconds");
+  const format: TimestampFormat = client?.timestampFormat ?? initialFormats(DEFAULTS.sidekiqVersion).timestamps;
   const enqueuedAt = client?.replaysScheduled ? "" : formatTimestampJson(nowStamp(format));
   return wake(redis, { event, data: text, retentionSeconds: retention, enqueuedAt });
 }

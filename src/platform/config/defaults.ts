@@ -4,6 +4,7 @@
  */
 import type { CronEntry } from "./cronEntry.js";
 import type { RoutingRule } from "../attributes/WorkerRouter.js";
+import type { SidekiqVersionSetting } from "../../wire/sidekiqVersion.js";
 
 export interface Defaults {
   /** Redis URL; `rediss://` for TLS. Overridden by REDIS_URL, then the config file, then --redis-url. */
@@ -56,10 +57,13 @@ export interface Defaults {
    */
   readonly concurrencyLimitMaxParked: number;
   /**
-   * Sidekiq generation whose timestamp format to write: 6 and 7 write float epoch seconds (always with
-   * a fraction), 8 writes integer epoch milliseconds. Readers accept both.
+   * Sidekiq generation whose formats to write (src/wire/sidekiqVersion.ts): 6 and 7 write float epoch
+   * seconds (always with a fraction), 8 integer epoch milliseconds; 7 writes Sidekiq 7's
+   * execution-metrics keys, 6 and 8 Sidekiq 8's. `auto` reads the versions the Ruby processes publish in
+   * `processes` at start and every heartbeat and writes what all of them read; with none, seconds and
+   * Sidekiq 8's keys. tsq reads every format whatever this says.
    */
-  readonly sidekiqVersion: 6 | 7 | 8;
+  readonly sidekiqVersion: SidekiqVersionSetting;
   /** Characters of an error message kept in a retried job (Sidekiq truncates to 10,000). */
   readonly maxErrorMessageLength: number;
   /**
@@ -108,9 +112,10 @@ export interface Defaults {
    */
   readonly routingRules: readonly RoutingRule[];
   /**
-   * Write Sidekiq 8's per-class execution metrics (`j|…` counters, `h|…` histograms; Sidekiq's Metrics
-   * tab and tsq's `/metrics` page read them). Counted in memory and written once per heartbeat, so a job
-   * costs well under a microsecond; Redis holds about 8 h of minutes and 3 days of 10-minute rollups.
+   * Write Sidekiq's per-class execution metrics (`j|…` counters, run-time histograms) in the layout
+   * `sidekiqVersion` picks, 7's or 8's (Sidekiq's Metrics tab of that version and tsq's `/metrics` page
+   * read them). Counted in memory and written once per heartbeat, so a job costs well under a
+   * microsecond; Redis holds about 8 h of minutes (and, in 8's layout, 3 days of 10-minute rollups).
    */
   readonly executionMetrics: boolean;
   /**
@@ -141,7 +146,7 @@ export const DEFAULTS = Object.freeze({
   maxInflatedBytes: 100 * 1024 * 1024,
   killSwitchRefreshInterval: 2,
   concurrencyLimitMaxParked: 10_000,
-  sidekiqVersion: 7,
+  sidekiqVersion: "auto",
   maxErrorMessageLength: 10_000,
   poisonPillRecoveries: 3,
   poisonPillWindow: 72 * 60 * 60,

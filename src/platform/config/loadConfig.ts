@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import type * as Yaml from "yaml";
 import { loadDependency } from "../dependency.js";
 import { ConfigError } from "../../wire/errors.js";
+import type { SidekiqVersionSetting } from "../../wire/sidekiqVersion.js";
 import { redactUrl } from "../redis/connection.js";
 import { parseRedisUrl, REDIS_URL_FORMAT } from "../redis/redisUrl.js";
 import { redisSection } from "./redisSection.js";
@@ -95,7 +96,7 @@ export interface FileSettings {
   heartbeatTtl?: number;
   poisonPillRecoveries?: number;
   poisonPillWindow?: number;
-  sidekiqVersion?: 6 | 7 | 8;
+  sidekiqVersion?: SidekiqVersionSetting;
   /** Bytes. */
   maxPayloadBytes?: number;
   /** Bytes; 0 = never compress. */
@@ -126,7 +127,7 @@ export interface FileSettings {
   routingRules?: RoutingRule[];
   /** Redis servers that own some queues each (src/platform/shards); the top-level Redis is the "default" one. */
   shards?: ShardConfig[];
-  /** Write Sidekiq 8's per-class metrics keys. */
+  /** Write Sidekiq's per-class metrics keys (in `sidekiq_version`'s layout). */
   executionMetrics?: boolean;
   /** Distinct values per metrics label (class, queue), 1 to 10,000. */
   metricsMaxLabelValues?: number;
@@ -221,8 +222,8 @@ function fetchMode(value: unknown, at: Where): FetchMode {
   return value === "basic" || value === "reliable" ? value : fail(at, '"basic" or "reliable"', value);
 }
 
-function sidekiqVersion(value: unknown, at: Where): 6 | 7 | 8 {
-  return value === 6 || value === 7 || value === 8 ? value : fail(at, "6, 7 or 8", value);
+function sidekiqVersion(value: unknown, at: Where): SidekiqVersionSetting {
+  return value === "auto" || value === 6 || value === 7 || value === 8 ? value : fail(at, "auto, 6, 7 or 8", value);
 }
 
 /** `routing_rules:` is a list of `[query, queue]` pairs; queue null or "" means the generated name. */

@@ -162,7 +162,7 @@ async function seedMetrics(minutes: number): Promise<void> {
       tracker.succeeded(HOSTILE[0]!, 30);
     }
     if (i % 7 === 0) tracker.failed("EmailJob");
-    await tracker.flush(redis.redis, new Date(now - i * MINUTE_MS));
+    await tracker.flush(redis.redis, "sidekiq8", new Date(now - i * MINUTE_MS));
   }
   const deployedAt = new Date(now - 20 * MINUTE_MS);
   await redis.redis.hset(deployMarksKey(deployedAt), deployedAt.toISOString(), HOSTILE[1]!);

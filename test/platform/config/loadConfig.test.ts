@@ -101,6 +101,11 @@ describe("loadConfig: reading", () => {
     });
   });
 
+  test("sidekiq_version: auto, 6, 7 or 8", () => {
+    for (const value of ["auto", 6, 7, 8])
+      assert.deepEqual(load(`sidekiq_version: ${value}\n`), { sidekiqVersion: value });
+  });
+
   test("an empty file or one with only comments sets nothing", () => {
     assert.deepEqual(load(""), {});
     assert.deepEqual(load("# nothing yet\n"), {});
@@ -204,7 +209,8 @@ describe("loadConfig: rejections", () => {
     rejects("timeout: 0", "config/tsq.yml: timeout must be a number of seconds above 0 and at most 86400, got 0");
     rejects("timeout:", "config/tsq.yml: timeout must be a number of seconds above 0 and at most 86400, got null");
     rejects("fetch: super", 'config/tsq.yml: fetch must be "basic" or "reliable", got "super"');
-    rejects("sidekiq_version: 9", "config/tsq.yml: sidekiq_version must be 6, 7 or 8, got 9");
+    rejects("sidekiq_version: 9", "config/tsq.yml: sidekiq_version must be auto, 6, 7 or 8, got 9");
+    rejects('sidekiq_version: "8"', 'config/tsq.yml: sidekiq_version must be auto, 6, 7 or 8, got "8"');
     rejects("max_retries: -1", "config/tsq.yml: max_retries must be an integer from 0 to 1000 (retries), got -1");
     rejects("labels: a", 'config/tsq.yml: labels must be a list of non-empty strings, got "a"');
     rejects("tag: ''", 'config/tsq.yml: tag must be a non-empty string, got ""');

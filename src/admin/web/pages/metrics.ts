@@ -1,5 +1,5 @@
 /**
- * Metrics, at Sidekiq Web's URLs and from Sidekiq 8's keys (tsq and Ruby jobs alike):
+ * Metrics, at Sidekiq Web's URLs and from Sidekiq 7's and 8's keys (tsq and Ruby jobs alike):
  *
  *   /metrics?period=1h..72h&substr=   the top classes by total run time, with their total seconds over
  *                                     the period drawn for the top 5
