@@ -10,7 +10,7 @@
  *     await rubyJson(sidekiq, redis.url, "Sidekiq::ProcessSet.new.size");
  *   });
  */
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ROOT } from "./tsqProcess.js";
@@ -30,11 +30,22 @@ export interface SidekiqRuby {
 const TREES: Record<SidekiqLine, string> = { "7.3": "sidekiq-7.3.10", "8.0": "sidekiq-8.0.10" };
 const LIBRARIES = ["redis-client-0.30.0", "connection_pool-2.5.5"];
 
-/** `TSQ_SIDEKIQ_RUBY_DIR`, else `../shared/ruby` beside the project root. */
+/**
+ * `TSQ_SIDEKIQ_RUBY_DIR`, else `../shared/ruby` beside the project root, else beside the local
+ * repository this checkout was cloned from (a clean clone in a temporary directory, as CI makes).
+ */
 export function sidekiqRubyDir(): string {
   const override = process.env.TSQ_SIDEKIQ_RUBY_DIR;
   if (override) return resolve(override);
-  return join(dirname(ROOT), "shared", "ruby");
+  const beside = join(dirname(ROOT), "shared", "ruby");
+  if (existsSync(beside)) return beside;
+  const origin = spawnSync("git", ["config", "--get", "remote.origin.url"], { cwd: ROOT, encoding: "utf8" });
+  const url = origin.status === 0 ? origin.stdout.trim().replace(/^file:\/\//, "") : "";
+  if (url.startsWith("/")) {
+    const besideOrigin = join(dirname(url.replace(/\/\.git\/?$|\/$/, "")), "shared", "ruby");
+    if (existsSync(besideOrigin)) return besideOrigin;
+  }
+  return beside;
 }
 
 /** The tree of `line`, or undefined when it is not there. */
