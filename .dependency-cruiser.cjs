@@ -64,6 +64,13 @@ module.exports = {
       to: { path: "^src/(cli/|library/|index\\.ts$)" },
     },
     {
+      name: "job-path-never-imports-metrics",
+      comment: "Prometheus metrics observe a worker from above (its context's events); the job path never calls them.",
+      severity: "error",
+      from: { path: "^src/(wire|platform|client|server)/" },
+      to: { path: "^src/metrics/" },
+    },
+    {
       name: "metrics-never-imports-cluster",
       comment: "A worker's metrics know nothing of the supervisor; the cluster's metrics live in src/cluster/.",
       severity: "error",

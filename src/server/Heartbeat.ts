@@ -13,7 +13,7 @@
  * then, with `sidekiq_version: auto`, the Sidekiq versions of the processes in `processes` (SMEMBERS, and
  * HGET info of any identity not seen before: src/platform/FleetVersion.ts), which decide the formats
  * written from this beat on, logged at the first beat and whenever they change; then, in a pipeline of
- * its own, the per-class execution metrics counted since the last beat (src/metrics/ExecutionTracker.ts)
+ * its own, the per-class execution metrics counted since the last beat (src/server/ExecutionTracker.ts)
  * in the layout just decided.
  *
  * `<id>:workers` is the 6.4.1 name of the work hash; writing both keeps 6.4.1 and newer UIs right.

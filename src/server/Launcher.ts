@@ -27,7 +27,7 @@ import { Manager } from "./Manager.js";
 import { Poller } from "./Poller.js";
 import { DueAlarms } from "./DueAlarms.js";
 import { ProcessState } from "./ProcessState.js";
-import { ExecutionTracker } from "../metrics/ExecutionTracker.js";
+import { ExecutionTracker } from "./ExecutionTracker.js";
 import { watchConnection } from "./connectionWatch.js";
 import { processInfo } from "./processInfo.js";
 import type { Registry } from "./Registry.js";

@@ -16,7 +16,7 @@ import type { DueAlarms } from "./DueAlarms.js";
 import type { Clock } from "../platform/util/clock.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { JobInstance, Registry, RunnableClass } from "./Registry.js";
-import type { ExecutionTracker } from "../metrics/ExecutionTracker.js";
+import type { ExecutionTracker } from "./ExecutionTracker.js";
 import type { DeathHandler, JobOutcome, ServerHooks, ServerMiddlewareArgs, StoredJobs } from "./hooks.js";
 
 export type { JobOutcome } from "./hooks.js";

@@ -6,7 +6,7 @@
  *                8.x still reads seconds (it tells them apart by type), while 7.x reads ms as seconds
  *   metrics      7.x: `j|%Y%m%d|%-H:%-M` minute hashes and `<Class>-%d-%H:%-M` histograms;
  *                8.x: `j|%y%m%d|%-H:%M` minutes, 10-minute rollups and `h|<Class>-%-d-%-H:%-M`
- *                histograms (src/metrics/executionLayout.ts); 6.x has no Metrics tab at all
+ *                histograms (src/wire/executionLayout.ts); 6.x has no Metrics tab at all
  *
  * `sidekiq_version: auto` reads the `version` each Ruby process publishes in its heartbeat `info`
  * (Sidekiq ≥ 7; 6.x publishes none) and writes what every Ruby reader present can read.
@@ -18,7 +18,7 @@ export type SidekiqVersion = 6 | 7 | 8;
 /** The `sidekiq_version` setting: a fixed generation, or `auto` (read the fleet's). */
 export type SidekiqVersionSetting = SidekiqVersion | "auto";
 
-/** Whose execution-metrics keys a worker writes (src/metrics/executionLayout.ts). */
+/** Whose execution-metrics keys a worker writes (src/wire/executionLayout.ts). */
 export type MetricsLayout = "sidekiq7" | "sidekiq8";
 
 export interface WireFormats {

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ExecutionTracker } from "../../src/metrics/ExecutionTracker.js";
+import { ExecutionTracker } from "../../src/server/ExecutionTracker.js";
 import { useRedis } from "../helpers/redis.js";
 import { tsqctl } from "../helpers/tsqctl.js";
 

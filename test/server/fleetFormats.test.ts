@@ -11,7 +11,7 @@ import { pino } from "pino";
 import { Client } from "../../src/client/Client.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
-import { sidekiq7MinuteBucket } from "../../src/metrics/executionLayout.js";
+import { sidekiq7MinuteBucket } from "../../src/wire/executionLayout.js";
 import { PROCESSES, RETRY } from "../../src/wire/keys.js";
 import { useRedis } from "../helpers/redis.js";
 import { testOptions } from "../helpers/options.js";

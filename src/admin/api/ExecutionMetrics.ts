@@ -1,6 +1,6 @@
 /**
  * Per-class execution metrics, read as `Sidekiq::Metrics::Query` does (`top_jobs`, `for_job`) from
- * both layouts (src/metrics/executionLayout.ts): Sidekiq 8's keys, written by Ruby 8 and by tsq workers
+ * both layouts (src/wire/executionLayout.ts): Sidekiq 8's keys, written by Ruby 8 and by tsq workers
  * set to 8 (or to auto without Ruby 7), and Sidekiq 7's, written by Ruby 7 and by tsq workers following
  * it; a worker writes one layout at a time, so summing both counts every run once. Periods up to 8 h read
  * the 1-minute keys (and, for one class, its histograms); 24–72 h read Sidekiq 8's 10-minute rollups and
@@ -14,7 +14,7 @@ import {
   EXECUTION_LAYOUTS,
   HISTOGRAM_FETCH,
   SHORT_TERM,
-} from "../../metrics/executionLayout.js";
+} from "../../wire/executionLayout.js";
 
 /** Sidekiq Web's `METRICS_PERIODS`: a count of 1-minute keys, or hours of 10-minute keys. */
 export const METRICS_PERIODS = Object.freeze({

@@ -6,8 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ExecutionMetrics } from "../../../src/admin/api/index.js";
-import { ExecutionTracker } from "../../../src/metrics/ExecutionTracker.js";
-import { EXECUTION_LAYOUTS } from "../../../src/metrics/executionLayout.js";
+import { ExecutionTracker } from "../../../src/server/ExecutionTracker.js";
+import { EXECUTION_LAYOUTS } from "../../../src/wire/executionLayout.js";
 import { useRedis } from "../../helpers/redis.js";
 
 const handle = useRedis();

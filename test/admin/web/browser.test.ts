@@ -25,7 +25,7 @@ import {
   sidekiqCronJobKey,
   signalsKey,
 } from "../../../src/wire/keys.js";
-import { minuteBucket } from "../../../src/metrics/executionLayout.js";
+import { minuteBucket } from "../../../src/wire/executionLayout.js";
 import { useRedis } from "../../helpers/redis.js";
 import { watchPage } from "../../helpers/browser.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../../helpers/tsqProcess.js";

@@ -18,7 +18,7 @@ import { chromium, type Browser, type Locator, type Page } from "playwright-core
 import { Client } from "../../../src/client/Client.js";
 import { Job } from "../../../src/client/Job.js";
 import { Worker } from "../../../src/library/Worker.js";
-import { ExecutionTracker } from "../../../src/metrics/ExecutionTracker.js";
+import { ExecutionTracker } from "../../../src/server/ExecutionTracker.js";
 import { RETRY, STAT_FAILED, STAT_PROCESSED, dailyStatKey, deployMarksKey } from "../../../src/wire/keys.js";
 import { useRedis } from "../../helpers/redis.js";
 import { watchPage } from "../../helpers/browser.js";

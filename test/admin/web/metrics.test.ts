@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "../../../src/client/Client.js";
 import { ExecutionMetrics, averageSeconds } from "../../../src/admin/api/index.js";
-import { minuteBucket, tenMinuteBucket, histogramWindow } from "../../../src/metrics/executionLayout.js";
+import { minuteBucket, tenMinuteBucket, histogramWindow } from "../../../src/wire/executionLayout.js";
 import { duration } from "../../../src/admin/web/units.js";
 import { useRedis } from "../../helpers/redis.js";
 import { testLauncher } from "../../helpers/context.js";

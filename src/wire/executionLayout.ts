@@ -14,8 +14,8 @@
  *   j|20250214|8:43      HASH   one minute, same fields                                   EXPIRE 8 h
  *   HardJob-14-08:43     STRING the same histogram                                       EXPIRE 8 h
  */
-import type { MetricsLayout } from "../wire/sidekiqVersion.js";
-import { executionCountsKey, executionHistogramKey, sidekiq7HistogramKey } from "../wire/keys.js";
+import type { MetricsLayout } from "./sidekiqVersion.js";
+import { executionCountsKey, executionHistogramKey, sidekiq7HistogramKey } from "./keys.js";
 
 /**
  * Upper bounds in ms of the 26 histogram buckets: a run of `ms` goes to the first index with

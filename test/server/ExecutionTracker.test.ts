@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { testLauncher } from "../helpers/context.js";
 import { Client } from "../../src/client/Client.js";
-import { ExecutionTracker } from "../../src/metrics/ExecutionTracker.js";
+import { ExecutionTracker } from "../../src/server/ExecutionTracker.js";
 import {
   HISTOGRAM_FETCH,
   bucketIndex,
@@ -21,7 +21,7 @@ import {
   sidekiq7HistogramWindow,
   sidekiq7MinuteBucket,
   tenMinuteBucket,
-} from "../../src/metrics/executionLayout.js";
+} from "../../src/wire/executionLayout.js";
 import { resolveWorkerOptions } from "../../src/options/workerOptions.js";
 
 const handle = useRedis();

@@ -10,7 +10,7 @@
  * (and iterable jobs' interruptions) are timed: a failure's time says little about the class.
  */
 import type { ChainableCommander } from "ioredis";
-import { BUCKET_INTERVALS, EXECUTION_LAYOUTS, MID_TERM, SHORT_TERM, bucketIndex } from "./executionLayout.js";
+import { BUCKET_INTERVALS, EXECUTION_LAYOUTS, MID_TERM, SHORT_TERM, bucketIndex } from "../wire/executionLayout.js";
 import type { MetricsLayout } from "../wire/sidekiqVersion.js";
 
 /** What one class did since the last flush. */
