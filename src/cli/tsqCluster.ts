@@ -18,7 +18,7 @@ import { ShardConnections } from "../platform/shards/ShardConnections.js";
 import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import { Cluster } from "../library/Cluster.js";
-import { groupQueueLists, planCluster } from "../library/clusterPlan.js";
+import { groupQueueLists, planCluster } from "../cluster/plan.js";
 
 /** `--dryrun` / `--list-queues`: prints the plan and exits, forking nothing. */
 async function printPlan(options: ClusterOptions, log: Logger): Promise<void> {

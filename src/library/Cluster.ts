@@ -26,7 +26,7 @@ import type { ClusterOptions } from "../options/clusterOptions.js";
 import type { MetricsHandle } from "../metrics/serve.js";
 import { startClusterMetrics } from "../cluster/serveMetrics.js";
 import { clusterOptionsOf, type ClusterConfig } from "./clusterConfig.js";
-import { planCluster } from "./clusterPlan.js";
+import { planCluster } from "../cluster/plan.js";
 import { childInfo, describeChild, type ChildExitInfo, type ChildInfo } from "./childInfo.js";
 
 export type { ClusterConfig } from "./clusterConfig.js";

@@ -7,20 +7,13 @@ import type { Logger } from "../platform/logger.js";
 import { redactUrl } from "../platform/redis/connection.js";
 import { QUEUES } from "../wire/keys.js";
 import { Registry } from "../server/Registry.js";
-import { childConcurrency } from "../cluster/concurrency.js";
+import { childConcurrency } from "./concurrency.js";
 import { controlCharacterIn, quoted } from "../platform/config/controlCharacters.js";
-import {
-  planChildren,
-  queueEntries,
-  resolveGroups,
-  splitShard,
-  type ChildPlan,
-  type GroupWorkers,
-} from "../cluster/groups.js";
+import { planChildren, queueEntries, resolveGroups, splitShard, type ChildPlan, type GroupWorkers } from "./groups.js";
 import { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import type { ClusterOptions } from "../options/clusterOptions.js";
 import type { ShardConnections } from "../platform/shards/ShardConnections.js";
-import { resolveShardedGroups } from "../cluster/shardGroups.js";
+import { resolveShardedGroups } from "./shardGroups.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 
 /** Where a job that names no queue goes (Sidekiq's default). */
