@@ -56,10 +56,20 @@ test("due unique jobs keep their lock when the poller moves them", { timeout: 12
   const line = await worker.waitForLine((l) => l.jid === other.jid && l.job_status === "not_unique");
   assert.equal(line.lock_holder, holder, "the due retry is refused: an identical job holds the lock");
   assert.ok(!worker.lines.some((l) => l.jid === scheduled && l.job_status === "not_unique"), "never its own duplicate");
-  const inQueue = (await handle.redis.lrange("queue:default", 0, -1)).map(
-    (j) => (JSON.parse(j) as { jid: string }).jid,
+  // A job that names a lock leaves its set in the poller's script and reaches its queue through the
+  // client a round trip later, so the refusal above can be logged before the scheduled job is queued.
+  const expected = [scheduled, holder, released].sort();
+  const inQueue = await eventually(
+    async () => {
+      const jids = (await handle.redis.lrange("queue:default", 0, -1)).map(
+        (j) => (JSON.parse(j) as { jid: string }).jid,
+      );
+      return jids.length >= expected.length ? jids : undefined;
+    },
+    30_000,
+    "the moved jobs reach queue:default",
   );
-  assert.deepEqual(inQueue.sort(), [scheduled, holder, released].sort(), "moved: the scheduled job and the free retry");
+  assert.deepEqual(inQueue.sort(), expected, "moved: the scheduled job and the free retry");
 
   // Each queued job holds its lock; the scheduled job's now lasts uniqueFor (600 s) from the move.
   const holds = new Map<string, string>();
