@@ -40,8 +40,17 @@ test("due jobs keep or take their lock when the poller moves them", { timeout: 1
   const line = await worker.waitForLine((l) => l.jid === later && l.job_status === "deduplicated");
   assert.equal(line["duplicate-of"], queued, "the due copy is dropped as a duplicate of the queued one");
   assert.ok(!worker.lines.some((l) => l.jid === locked && l.job_status === "deduplicated"), "never its own duplicate");
-  const inQueue = (await handle.redis.lrange("queue:default", 0, -1)).map(
-    (j) => (JSON.parse(j) as { jid: string }).jid,
+  // The poller pushes a job that names a lock through the client, a round trip after its script took it
+  // from the set: the duplicate's line can come before the locked job is queued.
+  const inQueue = await eventually(
+    async () => {
+      const jids = (await handle.redis.lrange("queue:default", 0, -1)).map(
+        (j) => (JSON.parse(j) as { jid: string }).jid,
+      );
+      return jids.length >= 2 ? jids : undefined;
+    },
+    30_000,
+    "the locked job reaches queue:default",
   );
   assert.deepEqual(inQueue.sort(), [locked, queued].sort(), "the locked job was moved; the duplicate was not");
   const lock = (await handle.redis.keys("tsq:lock:dedup:*")).length;
