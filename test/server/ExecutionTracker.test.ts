@@ -194,7 +194,13 @@ test("a tsq worker writes the keys for the jobs it runs, flushed on graceful sto
     2,
   );
   const quick = (await redis.call("BITFIELD_RO", `h|Quick-${window}`, ...HISTOGRAM_FETCH)) as number[];
-  assert.equal(quick[0], 3);
+  // Every run timed; which bucket a no-op lands in depends on how busy the machine is (a loaded event
+  // loop stretches it past bucket 0's 20 ms), so only the count is checked.
+  assert.equal(
+    quick.reduce((a, b) => a + b, 0),
+    3,
+    `three Quick runs timed: ${quick.join(",")}`,
+  );
   assert.ok((await redis.ttl(`h|Sleepy-${window}`)) > 8 * 3600 - 10);
 });
 
