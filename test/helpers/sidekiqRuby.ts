@@ -10,10 +10,11 @@
  *     await rubyJson(sidekiq, redis.url, "Sidekiq::ProcessSet.new.size");
  *   });
  */
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ROOT } from "./tsqProcess.js";
+import { rubyScriptJson } from "./rubyScript.js";
 
 export type SidekiqLine = "7.3" | "8.0";
 
@@ -82,8 +83,6 @@ export function mustHaveSidekiqRuby(line: SidekiqLine): SidekiqRuby {
   );
 }
 
-const JSON_MARK = "@@JSON ";
-
 /**
  * Runs `code` with `sidekiq` and `sidekiq/api` of this tree loaded (plus `requires`), REDIS_URL at the
  * test's Redis, and resolves to the JSON of its last expression. Values for the script go through `env`
@@ -95,28 +94,16 @@ export async function rubyJson<T>(
   code: string,
   { env = {}, requires = [] }: { env?: Record<string, string>; requires?: string[] } = {},
 ): Promise<T> {
-  if (!redisUrl) throw new Error("the private Redis is not up yet; refusing to run Ruby against a default Redis");
-  const script = [
-    'require "json"',
-    ...requires.map((library) => `require ${JSON.stringify(library)}`),
-    'require "sidekiq"',
-    'require "sidekiq/api"',
-    "Sidekiq.logger.level = Logger::WARN",
-    `__result = begin\n${code}\nend`,
-    `$stdout.puts(${JSON.stringify(JSON_MARK)} + JSON.generate(__result))`,
-  ].join("\n");
-  const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((done, fail) => {
-    execFile(
-      "ruby",
-      [...sidekiq.flags, "-e", script],
-      { env: { ...process.env, REDIS_URL: redisUrl, ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
-      (error, out, err) =>
-        error
-          ? fail(new Error(`ruby (Sidekiq ${sidekiq.version}) failed: ${error.message}\n${err}\nscript:\n${code}`))
-          : done({ stdout: out, stderr: err }),
-    );
+  return rubyScriptJson<T>({
+    flags: sidekiq.flags,
+    preamble: [
+      ...requires.map((library) => `require ${JSON.stringify(library)}`),
+      'require "sidekiq"',
+      'require "sidekiq/api"',
+    ],
+    redisUrl,
+    code,
+    env,
+    label: `Sidekiq ${sidekiq.version}`,
   });
-  const line = stdout.split("\n").find((l) => l.startsWith(JSON_MARK));
-  if (line === undefined) throw new Error(`ruby printed no result; stdout:\n${stdout}\nstderr:\n${stderr}`);
-  return JSON.parse(line.slice(JSON_MARK.length)) as T;
 }
