@@ -6,13 +6,12 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { BOUNDS, describeBound, withinBound, type BoundName } from "../platform/config/bounds.js";
-import { isRedisUrl } from "../platform/config/loadConfig.js";
 import { duplicateQueue, parseQueueText, QUEUE_FORMAT } from "../platform/config/queueList.js";
 import type { FetchMode, QueueSpec } from "../platform/config/options.js";
 import { ConfigError } from "../wire/errors.js";
 import { quoted, refuseControlCharacters } from "../platform/config/controlCharacters.js";
 import { redactUrl } from "../platform/redis/connection.js";
-import { REDIS_URL_FORMAT } from "../platform/redis/redisUrl.js";
+import { isRedisUrl, REDIS_URL_FORMAT } from "../platform/redis/redisUrl.js";
 import { redactText, registerArgvSecrets } from "../platform/secrets.js";
 import { VERSION } from "../wire/version.js";
 
