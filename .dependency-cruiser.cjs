@@ -2,7 +2,8 @@
  * The import rules that keep src/ drawn as docs/internals.md draws it (`npm run lint:deps`;
  * test/architecture.test.ts runs the same rules and checks that a bad import is caught).
  *
- *   wire        the Sidekiq wire contract: imports nothing of tsq and no package, only node: builtins
+ *   wire        the Sidekiq wire contract: imports nothing of tsq and no package, only node: builtins;
+ *               key names come from src/wire/keys.ts only (its parts under src/wire/keys/ are its own)
  *   platform    Redis, config, logging: imports wire and itself only
  *   core        client, server, cluster: never a feature (features plug in through the seam)
  *   plugins.ts  the ordered list of built-ins: only entry points (cli, index.ts, library) and tests
@@ -26,6 +27,14 @@ module.exports = {
       severity: "error",
       from: { path: "^src/wire/" },
       to: { pathNot: "^src/wire/", dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "keys-from-one-module",
+      comment:
+        "Every Redis key name is reached through src/wire/keys.ts; its parts in src/wire/keys/ are not imported directly.",
+      severity: "error",
+      from: { pathNot: "^src/wire/keys(\\.ts$|/)" },
+      to: { path: "^src/wire/keys/" },
     },
     {
       name: "platform-imports-wire-and-platform",

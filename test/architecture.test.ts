@@ -59,7 +59,8 @@ test("each rule fails on a deliberately bad import", async () => {
     const files: Record<string, string> = {
       "src/wire/keys.ts": `import "../platform/logger.js";\nexport const k = 1;\n`,
       "src/platform/logger.ts": `import { a } from "../client/Client.js";\nexport const logger = a;\n`,
-      "src/client/Client.ts": `export const a = 1;\n`,
+      "src/client/Client.ts": `import { b } from "../wire/keys/flow.js";\nexport const a = b;\n`,
+      "src/wire/keys/flow.ts": `export const b = 1;\n`,
       "src/server/Processor.ts": `import { f } from "../features/cron/plugin.js";\nexport const p = f;\n`,
       "src/features/cron/plugin.ts": `import { w } from "../../admin/web/index.js";\nexport const f = w;\n`,
       "src/admin/web/index.ts": `export const w = 1;\n`,
@@ -83,6 +84,7 @@ test("each rule fails on a deliberately bad import", async () => {
     const expected = [
       "wire-imports-nothing: src/wire/keys.ts → src/platform/logger.ts",
       "platform-imports-wire-and-platform: src/platform/logger.ts → src/client/Client.ts",
+      "keys-from-one-module: src/client/Client.ts → src/wire/keys/flow.ts",
       "core-never-imports-features: src/server/Processor.ts → src/features/cron/plugin.ts",
       "job-path-never-imports-admin: src/features/cron/plugin.ts → src/admin/web/index.ts",
       "plugins-list-only-from-entry-points: src/cluster/Supervisor.ts → src/plugins.ts",

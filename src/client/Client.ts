@@ -6,19 +6,21 @@
 import { ConcurrencyLimitFullError } from "../wire/errors.js";
 import { JobWriter } from "./JobWriter.js";
 import { ShardWriters } from "./ShardWriters.js";
+import { nullRefused } from "./refusals.js";
 import { bulkSliceSize } from "./bulkSize.js";
 import { Chain } from "../platform/Chain.js";
-import { dumpPayload, type JobPayload, type JsonValue } from "../wire/payload.js";
-import { connect, type TsqRedis } from "../platform/redis/connection.js";
+import type { JobPayload } from "../wire/payload.js";
+import type { TsqRedis } from "../platform/redis/connection.js";
 import { defineScripts } from "../platform/redis/scripts.js";
 import { whenReachable } from "../platform/redis/reachable.js";
 import { resolveConnectTimeout } from "./connectTimeout.js";
-import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
+import type { TimestampFormat } from "../wire/timestamps.js";
 import { FleetVersion, describeDecision } from "../platform/FleetVersion.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { verifyStrictArgs } from "./strictArgs.js";
 import type { BulkItem, PushItem } from "./options.js";
-import { limitPayloadSize } from "./compression/compress.js";
+import { storedJson } from "./storedForm.js";
+import { openClientConnection, type ClientConnectionSettings } from "./clientConnection.js";
 import { resolveSizeLimits, type SizeLimits } from "./compression/settings.js";
 import { logger } from "../platform/logger.js";
 import { currentRouter, type WorkerRouter } from "../platform/attributes/WorkerRouter.js";
@@ -35,6 +37,8 @@ export type { ClientOptions } from "./ClientOptions.js";
 
 export type { PushItem, BulkItem } from "./options.js";
 export { EPOCH_THRESHOLD } from "./normalize.js";
+/** Re-exported for the Job API: JSON-native argument values. */
+export type { JsonValue } from "../wire/payload.js";
 
 /** ms between a client's own reads of the fleet's Sidekiq versions (`sidekiqVersion: "auto"`). */
 const FLEET_READ_INTERVAL_MS = 60_000;
@@ -63,20 +67,23 @@ export class Client {
   private readonly router: WorkerRouter | undefined;
   /** ms a push waits for an unconnected Redis (0: as long as it takes). */
   private readonly connectTimeoutMs: number;
-  private readonly lazyConnect: boolean;
+  /** How this client opens its connections (the home one, one per other shard). */
+  private readonly connection: ClientConnectionSettings;
   private diverted: PushDiversion | undefined;
-  private readonly commandTimeoutMs: number | undefined;
 
   constructor(options: ClientOptions = {}) {
     refuseUnknownClientSettings(options);
     this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
-    this.commandTimeoutMs = options.commandTimeoutMs;
     this.plugins = options.plugins ?? defaultPlugins();
     rememberJobOptionsOf(this.plugins);
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
     this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings, events: this.events }) ?? []);
     this.holdsWrites = this.hooks.some((hook) => hook.writePath);
-    this.lazyConnect = options.lazyConnect === true && !this.holdsWrites;
+    this.connection = {
+      lazy: options.lazyConnect === true && !this.holdsWrites,
+      holdsWrites: this.holdsWrites,
+      commandTimeoutMs: options.commandTimeoutMs,
+    };
     for (const hook of [...this.hooks].reverse()) if (hook.middleware) this.pluginChain.add(hook.middleware);
     const owned = typeof options.redis !== "object";
     this.redis =
@@ -215,16 +222,7 @@ export class Client {
   }
 
   private open(url: string): TsqRedis {
-    // No auto-pipelining: a push is one command (push-jobs-2.lua) and pushes in flight already share
-    // the socket; a pipeline per tick doubled the CPU of a push awaited alone (npm run bench:push).
-    return connect(url, {
-      name: "tsq-client",
-      autoPipelining: false,
-      ...(this.lazyConnect ? { lazy: true } : {}),
-      // Reliable push holds a push made while Redis is away instead of letting it wait in ioredis.
-      ...(this.holdsWrites ? { offlineQueue: false } : {}),
-      ...(this.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: this.commandTimeoutMs }),
-    });
+    return openClientConnection(url, this.connection);
   }
 
   private normalize(item: PushItem): JobPayload {
@@ -259,24 +257,7 @@ export class Client {
     for (const [key, value] of Object.entries(job)) {
       if (key !== "args") verifyStrictArgs(value, key);
     }
-    return this.serialize(job);
-  }
-
-  /**
-   * The stored form: immediate jobs get `enqueued_at` now (microseconds before the write); scheduled
-   * ones drop `at`, which becomes the score (8.x also drops `enqueued_at`).
-   */
-  private serialize(job: JobPayload): string {
-    let stored: Record<string, unknown> = job;
-    if (job.at === undefined) {
-      job.enqueued_at = nowStamp(this.timestampFormat);
-    } else {
-      const { at: _at, ...rest } = job;
-      if (this.timestampFormat === "milliseconds") delete rest.enqueued_at;
-      stored = rest;
-    }
-    // Big args are compressed as GitLab does; a job still too big is refused (payloadSize/compress.ts).
-    return limitPayloadSize(job, stored, dumpPayload(stored), this.sizeLimits);
+    return storedJson(job, this.timestampFormat, this.sizeLimits);
   }
 
   /** Writes prepared jobs: to the test diversion when one is active, else each to its queue's shard. */
@@ -304,9 +285,7 @@ export class Client {
       await this.send(entries);
     } catch (error) {
       if (!(error instanceof ConcurrencyLimitFullError)) throw error;
-      results.forEach((jid, i) => {
-        if (jid !== null && error.jids.includes(jid)) results[i] = null;
-      });
+      nullRefused(results, error);
       logger().warn({ err: error }, `pushed jobs refused, null in the results: ${error.message}`);
     }
   }
@@ -317,6 +296,3 @@ function duplicateOf(job: JobPayload): string | null {
   const existing = job["duplicate-of"];
   return typeof existing === "string" && existing !== "" ? existing : null;
 }
-
-/** Re-exported for the Job API: JSON-native argument values. */
-export type { JsonValue };

@@ -1,6 +1,7 @@
 /**
  * Failed writes to several shards as one error: any other failure wins; refusals by full parked lists
- * (ConcurrencyLimitFullError, one per shard) merge into one naming every refused job.
+ * (ConcurrencyLimitFullError, one per shard) merge into one naming every refused job, and a bulk push
+ * reports the refused ones as null.
  */
 import { ConcurrencyLimitFullError } from "../wire/errors.js";
 
@@ -11,4 +12,11 @@ export function oneFailure(errors: readonly Error[]): Error | undefined {
     full.map((error) => error.message).join("; "),
     full.flatMap((error) => error.jids),
   );
+}
+
+/** Sets to null the results (jids, in push order) of the jobs `error` refused; the others were written. */
+export function nullRefused(results: (string | null)[], error: ConcurrencyLimitFullError): void {
+  results.forEach((jid, i) => {
+    if (jid !== null && error.jids.includes(jid)) results[i] = null;
+  });
 }

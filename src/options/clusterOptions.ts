@@ -19,10 +19,10 @@ import {
   boundedFlag,
   parseWorkerCommandLine,
   portFlag,
-  resolveWorkerFlags,
   UsageError,
   type WorkerFlags,
-} from "./workerOptions.js";
+} from "./workerFlags.js";
+import { resolveWorkerFlags } from "./workerOptions.js";
 
 export interface ClusterOptions {
   /**

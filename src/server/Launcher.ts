@@ -7,64 +7,26 @@
  *   stop()    quiet, wait up to `timeout` s for running jobs, requeue the rest, flush stats, leave
  *             `processes` (the process hash expires on its own)
  */
-import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
-import { Client } from "../client/Client.js";
-import { configureClient } from "../client/defaultClient.js";
-import { defaultPlugins } from "../client/defaultPlugins.js";
-import { shardMapOf } from "../platform/shards/serve.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import type { WorkerOptions } from "../platform/config/options.js";
-import { logger as rootLogger, withJobFields, type Logger } from "../platform/logger.js";
-import { connect, type TsqRedis } from "../platform/redis/connection.js";
 import { whenReachable } from "../platform/redis/reachable.js";
 import { settlesWithin } from "../platform/util/sleep.js";
 import { nowSeconds } from "../wire/timestamps.js";
-import type { JobEvents, ServerContext } from "./context.js";
-import { newIdentity } from "./context.js";
+import type { ServerContext } from "./context.js";
+import { Connections } from "./Connections.js";
 import { Heartbeat, type RemoteSignal } from "./Heartbeat.js";
 import { Manager } from "./Manager.js";
 import { Poller } from "./Poller.js";
-import { DueAlarms } from "./DueAlarms.js";
-import { ProcessState } from "./ProcessState.js";
-import { ExecutionTracker } from "./ExecutionTracker.js";
-import { watchConnection } from "./connectionWatch.js";
 import { processInfo } from "./processInfo.js";
 import type { Registry } from "./Registry.js";
-import { serverConfig, type LifecycleEvent, type RegisteredServerConfig } from "./serverConfig.js";
-import { recoverIdentity, sweepOrphans } from "./fetch/recovery.js";
+import { ReliableRecovery } from "./ReliableRecovery.js";
+import { fireLifecycle, serverConfig, type LifecycleEvent, type RegisteredServerConfig } from "./serverConfig.js";
 import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
-import { registerReliable } from "./fetch/registration.js";
-import { Chain } from "../platform/Chain.js";
-import { SYSTEM_CLOCK, type Clock } from "../platform/util/clock.js";
-import { lockHooks, type JobFactory, type ServerMiddlewareArgs } from "./context.js";
-import { serverHooksOf, type Plugin, type Service } from "./plugin.js";
+import { buildWorkerContext, type LauncherHooks } from "./workerContext.js";
+import type { Service } from "./plugin.js";
 
-/** ms between sweeps for orphaned reliable-fetch jobs of processes that died without a supervisor. */
-const ORPHAN_SWEEP_INTERVAL = 60_000;
-
-export interface LauncherHooks {
-  /** A remote signal popped by the heartbeat; the CLI routes it to the same handler as the OS signal. */
-  onRemoteSignal?(signal: RemoteSignal): void;
-  logger?: Logger;
-  /**
-   * Features, in chain order (src/plugins.ts `builtinPlugins()` for all built-in ones). Default: the
-   * process's default list (client/defaultPlugins.ts); `[]`: plain Sidekiq OSS behaviour.
-   */
-  plugins?: readonly Plugin[];
-  /** Builds job instances (dependency injection); default `new Class()`. */
-  jobFactory?: JobFactory;
-  /**
-   * True for a worker that is the whole process (the CLI): its client becomes the process's default
-   * client, so code outside jobs pushes to the worker's Redis too. Jobs always push through their own
-   * worker's client.
-   */
-  ownsDefaultClient?: boolean;
-  /** This worker's own middleware, death handlers and lifecycle handlers; default: the process's (configureServer). */
-  serverConfig?: RegisteredServerConfig;
-  /** Time for the roles that run on it (poller, cron, leader); default: the system clock. Tests drive one by hand. */
-  clock?: Clock;
-}
+export type { LauncherHooks } from "./workerContext.js";
 
 export class Launcher {
   readonly ctx: ServerContext;
@@ -72,7 +34,8 @@ export class Launcher {
   private readonly heartbeat: Heartbeat;
   private readonly poller: Poller;
   private readonly services: Service[];
-  private readonly connections: TsqRedis[] = [];
+  private readonly connections: Connections;
+  private readonly reliable: ReliableRecovery;
   private readonly startedAt = nowSeconds();
   private quieted = false;
   /** True once Redis answered during the start: from then on the stop has Redis writes to make. */
@@ -83,9 +46,6 @@ export class Launcher {
   private starting: Promise<void> | undefined;
   /** Ends the start's wait for Redis when a stop begins. */
   private readonly startAbort = new AbortController();
-  private sweepTimer: NodeJS.Timeout | undefined;
-  /** Ends a registration for reliable fetch still being retried (fetch/registration.ts). */
-  private readonly registration = new AbortController();
   private stopping: Promise<void> | undefined;
   /** Replaced by the stop's own budget when a stop begins; a second signal hurries it. */
   private budget = new StopBudget(0);
@@ -93,78 +53,14 @@ export class Launcher {
   private readonly config: RegisteredServerConfig;
 
   constructor(options: WorkerOptions, registry: Registry, hooks: LauncherHooks = {}) {
-    const { identity, hostname } = newIdentity();
-    const config = hooks.serverConfig ?? serverConfig();
-    this.config = config;
-    // Lazy: a worker that is built and never started opens no socket, so it cannot hold the process.
-    const open = (name: string, blocking = false): TsqRedis => {
-      const conn = connect(options.redisUrl, { name, blocking, lazy: true });
-      this.connections.push(conn);
-      return conn;
-    };
-    const redis = open("tsq");
-    // An app's logger gets the job's fields on the lines logged inside a job (tsq's own has them).
-    const logger = withJobFields(hooks.logger ?? rootLogger());
-    watchConnection(redis, logger, () => this.stopping !== undefined);
-    const plugins = hooks.plugins ?? defaultPlugins<Plugin>();
-    const client = new Client({
-      redis,
-      plugins,
-      middleware: config.clientMiddleware.copy(),
-      sidekiqVersion: options.sidekiqVersion,
-      maxPayloadBytes: options.maxPayloadBytes,
-      compressThresholdBytes: options.compressThresholdBytes,
-      maxInflatedBytes: options.maxInflatedBytes,
-      // Jobs of limited classes pushed from jobs are parked at push under the worker's own bound.
-      concurrencyLimits: { maxParked: options.concurrencyLimitMaxParked, slotTtl: options.heartbeatTtl },
-      // Jobs that enqueue jobs reach every shard; this process's own Redis serves its shard's queues.
-      shards: { map: shardMapOf(options), home: options.shard ?? DEFAULT_SHARD },
-    });
-    if (hooks.ownsDefaultClient) configureClient(client);
-    this.ctx = {
-      options,
-      identity,
-      hostname,
-      redis,
-      connect: open,
-      logger,
-      registry,
-      state: new ProcessState(),
-      execution: options.executionMetrics ? new ExecutionTracker() : undefined,
-      client,
-      serverMiddleware: new Chain<ServerMiddlewareArgs>(),
-      deathHandlers: [],
-      hooks: [],
-      locks: lockHooks(redis, []),
-      events: new EventEmitter<JobEvents>(),
-      // The client's: `sidekiq_version: auto` may change it at any heartbeat (Heartbeat reads the fleet).
-      get timestampFormat() {
-        return client.timestampFormat;
-      },
-      clock: hooks.clock ?? SYSTEM_CLOCK,
-      alarms: new DueAlarms(hooks.clock),
-      ...(hooks.jobFactory ? { jobFactory: hooks.jobFactory } : {}),
-    };
-    // Plug-ins first, in list order, then what the app registered (configureServer), copied: the
-    // process-wide registration is never modified, so several workers in one process stay apart.
-    try {
-      this.ctx.hooks.push(...serverHooksOf(plugins, this.ctx));
-    } catch (error) {
-      // A plug-in refused this worker's settings or classes: no connection may keep the process alive.
-      for (const conn of this.connections) conn.disconnect();
-      throw error;
-    }
-    Object.assign(this.ctx, { locks: lockHooks(redis, this.ctx.hooks) });
-    for (const hook of this.ctx.hooks) {
-      if (hook.middleware) this.ctx.serverMiddleware.add(hook.middleware.use, ...(hook.middleware.options ?? []));
-      if (hook.onDeath) this.ctx.deathHandlers.push(hook.onDeath);
-    }
-    for (const entry of config.middleware.entriesList())
-      this.ctx.serverMiddleware.add(entry.middleware, ...entry.options);
-    this.ctx.deathHandlers.push(...config.deathHandlers);
-    this.services = this.ctx.hooks.flatMap((hook) => hook.services ?? []);
+    this.config = hooks.serverConfig ?? serverConfig();
+    this.connections = new Connections(options.redisUrl);
+    const built = buildWorkerContext(options, registry, hooks, this.config, this.connections, () => this.stopRequested);
+    this.ctx = built.ctx;
+    this.services = built.services;
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);
+    this.reliable = new ReliableRecovery(this.ctx);
     this.heartbeat = new Heartbeat(this.ctx, {
       info: processInfo(this.ctx, this.startedAt),
       concurrency: this.concurrency,
@@ -214,7 +110,7 @@ export class Launcher {
     // The process record exists before the first fetch, so no sweeper can take this live process for dead.
     await this.heartbeat.start();
     if (this.stopping) return;
-    if (this.ctx.options.fetch === "reliable") await this.startReliable();
+    if (this.ctx.options.fetch === "reliable") await this.reliable.start();
     if (this.stopping) return;
     this.running = true;
     for (const manager of this.managers) manager.start();
@@ -238,8 +134,7 @@ export class Launcher {
     if (this.quieted) return;
     this.quieted = true;
     this.ctx.logger.info("quieting: no new jobs will be fetched");
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.registration.abort();
+    this.reliable.quiet();
     for (const manager of this.managers) manager.quiet();
     const by = performance.now() + QUIET_WRITE_MS;
     // A quiet process steps down as cron leader so a working one takes over (services stopped on quiet).
@@ -267,23 +162,6 @@ export class Launcher {
   stop(timeout?: number): Promise<void> {
     this.stopping ??= this.shutdown(timeout ?? this.ctx.options.timeout);
     return this.stopping;
-  }
-
-  /** Registers for reliable fetch and recovers orphans now and every minute. */
-  private async startReliable(): Promise<void> {
-    const { redis, options, logger } = this.ctx;
-    // A refused write (Redis over maxmemory) must not stop the start: draining the queues frees memory.
-    await registerReliable(redis, this.identity, logger, this.registration.signal);
-    const sweep = async () => {
-      try {
-        await sweepOrphans(redis, this.identity, options, logger, this.ctx.locks);
-      } catch (error) {
-        logger.error({ err: error }, "orphan recovery failed; will retry in a minute");
-      }
-    };
-    await sweep();
-    this.sweepTimer = setInterval(() => void sweep(), ORPHAN_SWEEP_INTERVAL);
-    this.sweepTimer.unref();
   }
 
   /** The cron leader is known to be gone (its record released): stand for election at once. */
@@ -323,18 +201,8 @@ export class Launcher {
     if (this.starting) await settlesWithin(this.starting, QUIET_WRITE_MS);
     await this.quiet(budget);
     await Promise.all(this.managers.map((m) => m.stop(budget)));
-    if (options.fetch === "reliable" && this.started) {
-      // Anything still in this process's private lists (an ack that failed) goes back to its queue.
-      const recovered = await budget.within(redis, () =>
-        recoverIdentity(redis, this.identity, options, logger, this.ctx.locks).catch((error: unknown) =>
-          logger.error({ err: error }, "could not requeue this process's leftover in-progress jobs"),
-        ),
-      );
-      if (!recovered)
-        logger.warn(
-          "Redis unreachable: unfinished jobs stay in this process's private lists; the next reliable process recovers them",
-        );
-    }
+    // Anything still in this process's private lists (an ack that failed) goes back to its queue.
+    if (options.fetch === "reliable" && this.started) await this.reliable.stop(budget);
     if (this.running)
       for (const service of [...this.services].reverse()) if (!service.stopOnQuiet) await service.stop();
     await this.fire("shutdown");
@@ -350,12 +218,7 @@ export class Launcher {
         { unflushed_processed: unflushed.processed, unflushed_failed: unflushed.failed },
         "Redis unreachable: these stat counts were not written; the process record expires in 60 s",
       );
-    await Promise.all(
-      this.connections.map(async (c) => {
-        // A lazy connection never used has no socket; QUIT would open one just to close it.
-        if (c.status === "wait" || !(await budget.within(c, () => c.quit()))) c.disconnect();
-      }),
-    );
+    await this.connections.close(budget);
     logger.info("bye");
   }
 
@@ -365,15 +228,7 @@ export class Launcher {
     else this.dumpBusy();
   }
 
-  private async fire(event: LifecycleEvent): Promise<void> {
-    for (const handler of this.config.handlers[event]) {
-      try {
-        await handler();
-      } catch (error) {
-        // Sidekiq re-raises startup errors: a broken boot must not run jobs.
-        if (event === "startup") throw error;
-        this.ctx.logger.error({ err: error, event }, "lifecycle handler raised");
-      }
-    }
+  private fire(event: LifecycleEvent): Promise<void> {
+    return fireLifecycle(this.config, event, this.ctx.logger);
   }
 }

@@ -12,6 +12,7 @@
  * run different middleware.
  */
 import { Chain } from "../platform/Chain.js";
+import type { Logger } from "../platform/logger.js";
 import type { ClientMiddlewareArgs } from "../client/Client.js";
 import type { DeathHandler, ServerMiddlewareArgs } from "./context.js";
 
@@ -50,4 +51,23 @@ export function serverConfig(): RegisteredServerConfig {
 /** Forgets every registration (tests build several launchers in one process). */
 export function resetServerConfig(): void {
   config = new RegisteredServerConfig();
+}
+
+/**
+ * Runs `config`'s handlers for `event` in registration order. A startup handler that raises stops the
+ * start, as Sidekiq re-raises startup errors (a broken boot must not run jobs); any other is logged.
+ */
+export async function fireLifecycle(
+  config: RegisteredServerConfig,
+  event: LifecycleEvent,
+  logger: Logger,
+): Promise<void> {
+  for (const handler of config.handlers[event]) {
+    try {
+      await handler();
+    } catch (error) {
+      if (event === "startup") throw error;
+      logger.error({ err: error, event }, "lifecycle handler raised");
+    }
+  }
 }

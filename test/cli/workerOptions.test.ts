@@ -5,12 +5,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { CommanderError } from "commander";
-import {
-  buildWorkerCommand,
-  exitOnOptionError,
-  resolveWorkerOptions,
-  UsageError,
-} from "../../src/options/workerOptions.js";
+import { buildWorkerCommand, exitOnOptionError, UsageError } from "../../src/options/workerFlags.js";
+import { resolveWorkerOptions } from "../../src/options/workerOptions.js";
 import { DEFAULTS } from "../../src/platform/config/defaults.js";
 import { ConfigError } from "../../src/wire/errors.js";
 import { workdirs } from "../helpers/fixtures.js";

@@ -77,6 +77,16 @@ function userinfo(text: string | undefined): { username?: string; password?: str
   return { ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) };
 }
 
+/** True for a well-formed redis://, rediss:// or redis+sentinel:// URL (parseRedisUrl accepts it). */
+export function isRedisUrl(text: string): boolean {
+  try {
+    parseRedisUrl(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Parses and checks a Redis URL; throws a ConfigError naming the problem and the fix. */
 export function parseRedisUrl(url: string): ParsedRedisUrl {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();

@@ -3,7 +3,7 @@
 -- the block finishing before the last one is pushed cannot fire `complete` or `success` early.
 --
 -- KEYS[1]  tsq:batches        ZSET bid -> epoch second the batch's keys expire
--- ARGV[1]  prefix             "tsq:batch:" (the batch's keys are <prefix><bid>[:part], src/wire/keys.ts)
+-- ARGV[1]  prefix             "tsq:batch:" (the batch's keys are <prefix><bid>[:part], src/wire/keys/flow.ts)
 -- ARGV[2]  bid
 -- ARGV[3]  now                epoch seconds (float)
 -- ARGV[4]  expiresIn          seconds an unfinished batch's keys live after its last open

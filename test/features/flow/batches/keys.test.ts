@@ -1,5 +1,5 @@
 /**
- * A batch's key names are built in two places that must agree: batchKey() in src/wire/keys.ts and
+ * A batch's key names are built in two places that must agree: batchKey() in src/wire/keys/flow.ts and
  * lib/batch-keys.lua, which batch-open and batch-event include (they reach parent batches found as they
  * go, so those keys cannot be passed as KEYS). Every suffix the batch scripts use is one of the list.
  */

@@ -1,6 +1,6 @@
 -- lib/batch-keys.lua, included by batch-open-1.lua and batch-event-1.lua: the names of a batch's keys,
 -- for the scripts that reach batches they discover as they go (a parent, its parent), so the keys cannot
--- all be passed as KEYS. Mirrors batchKey() and BATCH_KEY_PARTS in src/wire/keys.ts (a test compares
+-- all be passed as KEYS. Mirrors batchKey() and BATCH_KEY_PARTS in src/wire/keys/flow.ts (a test compares
 -- the two lists).
 --
 -- BATCH_PARTS            every key of a batch: "" (the hash) and each companion's suffix

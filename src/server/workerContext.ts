@@ -1,0 +1,130 @@
+/**
+ * Builds what the roles of one worker share (ServerContext): its client, its plug-ins' server hooks in
+ * list order, then the app's middleware and death handlers. The Launcher builds one per worker and runs
+ * its lifecycle.
+ */
+import { EventEmitter } from "node:events";
+import { Client } from "../client/Client.js";
+import { configureClient } from "../client/defaultClient.js";
+import { defaultPlugins } from "../client/defaultPlugins.js";
+import { shardMapOf } from "../platform/shards/serve.js";
+import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
+import type { WorkerOptions } from "../platform/config/options.js";
+import { logger as rootLogger, withJobFields, type Logger } from "../platform/logger.js";
+import { Chain } from "../platform/Chain.js";
+import { SYSTEM_CLOCK, type Clock } from "../platform/util/clock.js";
+import { ExecutionTracker } from "./ExecutionTracker.js";
+import type { Connections } from "./Connections.js";
+import { lockHooks, newIdentity, type JobEvents, type JobFactory, type ServerContext } from "./context.js";
+import type { ServerMiddlewareArgs } from "./context.js";
+import { watchConnection } from "./connectionWatch.js";
+import { DueAlarms } from "./DueAlarms.js";
+import type { RemoteSignal } from "./Heartbeat.js";
+import { serverHooksOf, type Plugin, type Service } from "./plugin.js";
+import { ProcessState } from "./ProcessState.js";
+import type { Registry } from "./Registry.js";
+import type { RegisteredServerConfig } from "./serverConfig.js";
+
+export interface LauncherHooks {
+  /** A remote signal popped by the heartbeat; the CLI routes it to the same handler as the OS signal. */
+  onRemoteSignal?(signal: RemoteSignal): void;
+  logger?: Logger;
+  /**
+   * Features, in chain order (src/plugins.ts `builtinPlugins()` for all built-in ones). Default: the
+   * process's default list (client/defaultPlugins.ts); `[]`: plain Sidekiq OSS behaviour.
+   */
+  plugins?: readonly Plugin[];
+  /** Builds job instances (dependency injection); default `new Class()`. */
+  jobFactory?: JobFactory;
+  /**
+   * True for a worker that is the whole process (the CLI): its client becomes the process's default
+   * client, so code outside jobs pushes to the worker's Redis too. Jobs always push through their own
+   * worker's client.
+   */
+  ownsDefaultClient?: boolean;
+  /** This worker's own middleware, death handlers and lifecycle handlers; default: the process's (configureServer). */
+  serverConfig?: RegisteredServerConfig;
+  /** Time for the roles that run on it (poller, cron, leader); default: the system clock. Tests drive one by hand. */
+  clock?: Clock;
+}
+
+export interface WorkerContext {
+  readonly ctx: ServerContext;
+  /** The plug-ins' services, in list order (started in it, stopped in reverse). */
+  readonly services: Service[];
+}
+
+/**
+ * Throws when a plug-in refuses this worker's settings or classes, having dropped every connection
+ * first. `isStopping`: true once the worker's stop began (a lost connection is then expected, not news).
+ */
+export function buildWorkerContext(
+  options: WorkerOptions,
+  registry: Registry,
+  hooks: LauncherHooks,
+  config: RegisteredServerConfig,
+  connections: Connections,
+  isStopping: () => boolean,
+): WorkerContext {
+  const { identity, hostname } = newIdentity();
+  const redis = connections.open("tsq");
+  // An app's logger gets the job's fields on the lines logged inside a job (tsq's own has them).
+  const logger = withJobFields(hooks.logger ?? rootLogger());
+  watchConnection(redis, logger, isStopping);
+  const plugins = hooks.plugins ?? defaultPlugins<Plugin>();
+  const client = new Client({
+    redis,
+    plugins,
+    middleware: config.clientMiddleware.copy(),
+    sidekiqVersion: options.sidekiqVersion,
+    maxPayloadBytes: options.maxPayloadBytes,
+    compressThresholdBytes: options.compressThresholdBytes,
+    maxInflatedBytes: options.maxInflatedBytes,
+    // Jobs of limited classes pushed from jobs are parked at push under the worker's own bound.
+    concurrencyLimits: { maxParked: options.concurrencyLimitMaxParked, slotTtl: options.heartbeatTtl },
+    // Jobs that enqueue jobs reach every shard; this process's own Redis serves its shard's queues.
+    shards: { map: shardMapOf(options), home: options.shard ?? DEFAULT_SHARD },
+  });
+  if (hooks.ownsDefaultClient) configureClient(client);
+  const ctx: ServerContext = {
+    options,
+    identity,
+    hostname,
+    redis,
+    connect: (name, blocking) => connections.open(name, blocking),
+    logger,
+    registry,
+    state: new ProcessState(),
+    execution: options.executionMetrics ? new ExecutionTracker() : undefined,
+    client,
+    serverMiddleware: new Chain<ServerMiddlewareArgs>(),
+    deathHandlers: [],
+    hooks: [],
+    locks: lockHooks(redis, []),
+    events: new EventEmitter<JobEvents>(),
+    // The client's: `sidekiq_version: auto` may change it at any heartbeat (Heartbeat reads the fleet).
+    get timestampFormat() {
+      return client.timestampFormat;
+    },
+    clock: hooks.clock ?? SYSTEM_CLOCK,
+    alarms: new DueAlarms(hooks.clock),
+    ...(hooks.jobFactory ? { jobFactory: hooks.jobFactory } : {}),
+  };
+  // Plug-ins first, in list order, then what the app registered (configureServer), copied: the
+  // process-wide registration is never modified, so several workers in one process stay apart.
+  try {
+    ctx.hooks.push(...serverHooksOf(plugins, ctx));
+  } catch (error) {
+    // A plug-in refused this worker's settings or classes: no connection may keep the process alive.
+    connections.disconnect();
+    throw error;
+  }
+  Object.assign(ctx, { locks: lockHooks(redis, ctx.hooks) });
+  for (const hook of ctx.hooks) {
+    if (hook.middleware) ctx.serverMiddleware.add(hook.middleware.use, ...(hook.middleware.options ?? []));
+    if (hook.onDeath) ctx.deathHandlers.push(hook.onDeath);
+  }
+  for (const entry of config.middleware.entriesList()) ctx.serverMiddleware.add(entry.middleware, ...entry.options);
+  ctx.deathHandlers.push(...config.deathHandlers);
+  return { ctx, services: ctx.hooks.flatMap((hook) => hook.services ?? []) };
+}
