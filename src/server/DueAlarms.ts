@@ -91,6 +91,9 @@ export class DueAlarms {
       () => {
         this.cancelTimer = undefined;
         this.armedFor = Infinity;
+        // A timer counts from the event loop's cached time, which a busy process lets fall behind: it
+        // can fire milliseconds before the alarm. Then it is armed again for what is left.
+        if (this.clock.now() < earliest) return this.arm();
         this.wake?.();
       },
       true,
