@@ -33,7 +33,8 @@ const LIBRARIES = ["redis-client-0.30.0", "connection_pool-2.5.5"];
 
 /**
  * `TSQ_SIDEKIQ_RUBY_DIR`, else `../shared/ruby` beside the project root, else beside the local
- * repository this checkout was cloned from (a clean clone in a temporary directory, as CI makes).
+ * repository this checkout was cloned from (a clean clone in a temporary directory, as CI makes), else
+ * /work/shared/ruby.
  */
 export function sidekiqRubyDir(): string {
   const override = process.env.TSQ_SIDEKIQ_RUBY_DIR;
@@ -46,6 +47,9 @@ export function sidekiqRubyDir(): string {
     const besideOrigin = join(dirname(url.replace(/\/\.git\/?$|\/$/, "")), "shared", "ruby");
     if (existsSync(besideOrigin)) return besideOrigin;
   }
+  // The development machines' shared folder, for a clone made from elsewhere.
+  const machineShared = "/work/shared/ruby";
+  if (existsSync(machineShared)) return machineShared;
   return beside;
 }
 
