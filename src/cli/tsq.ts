@@ -10,6 +10,7 @@
  */
 import { builtinPlugins } from "../plugins.js";
 import { pluginsFromEnv } from "./pluginsFromEnv.js";
+import type { Plugin } from "../server/plugin.js";
 import { ConfigError } from "../wire/errors.js";
 import { configureLogger, type Logger } from "../platform/logger.js";
 import { redactUrl } from "../platform/redis/connection.js";
@@ -85,8 +86,10 @@ export function guardProcess(log: Logger): void {
 
 export async function main(argv: string[]): Promise<void> {
   let options: WorkerOptions;
+  let plugins: Plugin[];
   try {
     options = resolveWorkerOptions(argv, process.env, process.cwd()).options;
+    plugins = pluginsFromEnv(builtinPlugins());
   } catch (error) {
     exitOnOptionError(error, process.stderr);
   }
@@ -104,7 +107,7 @@ export async function main(argv: string[]): Promise<void> {
   const launcher = new Launcher(options, registry, {
     onRemoteSignal: (signal) => handle(signal),
     logger: log,
-    plugins: pluginsFromEnv(builtinPlugins()),
+    plugins,
     ownsDefaultClient: true,
   });
   const metrics = await startWorkerMetrics(launcher, log); // undefined without --metrics-port

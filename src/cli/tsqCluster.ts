@@ -8,34 +8,25 @@
  *   TSTP       quiet every child          TTIN  every child logs its busy jobs
  *   USR2       rolling restart: each child replaced once its successor heartbeats
  */
-import { configureLogger, type Logger } from "../platform/logger.js";
+import { configureLogger } from "../platform/logger.js";
 import { redactText } from "../platform/secrets.js";
-import { connect } from "../platform/redis/connection.js";
 import { formatPlan, formatQueueList, type ChildPlan } from "../cluster/groups.js";
 import { exitOnOptionError } from "../options/workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
-import { ShardConnections } from "../platform/shards/ShardConnections.js";
-import { shardMapOf } from "../platform/shards/serve.js";
-import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
-import { Cluster } from "../library/Cluster.js";
-import { groupQueueLists, planCluster } from "../cluster/plan.js";
+import { Cluster, ResolvedCluster } from "../library/Cluster.js";
+import { groupQueueLists } from "../cluster/plan.js";
+import { builtinPlugins } from "../plugins.js";
+import { pluginsFromEnv } from "./pluginsFromEnv.js";
+import type { Plugin } from "../server/plugin.js";
 
 /** `--dryrun` / `--list-queues`: prints the plan and exits, forking nothing. */
-async function printPlan(options: ClusterOptions, log: Logger): Promise<void> {
-  const redis = connect(options.worker.redisUrl, { name: "tsq-supervisor" });
-  const shards = new ShardConnections(shardMapOf(options.worker), "tsq-supervisor", {
-    shard: options.worker.shard ?? DEFAULT_SHARD,
-    redis,
-  });
+async function printPlan(cluster: Cluster, options: ClusterOptions): Promise<void> {
   let children: ChildPlan[];
   try {
-    children = await planCluster(options, shards, log);
+    children = await cluster.dryRun();
   } catch (error) {
     process.stderr.write(redactText(`tsq-cluster: ${error instanceof Error ? error.message : String(error)}\n`));
     process.exit(2);
-  } finally {
-    shards.disconnect();
-    redis.disconnect();
   }
   const text = options.listQueues ? formatQueueList(groupQueueLists(children)) : formatPlan(children);
   process.stdout.write(`${text}\n`);
@@ -43,8 +34,11 @@ async function printPlan(options: ClusterOptions, log: Logger): Promise<void> {
 
 export async function main(argv: string[]): Promise<void> {
   let options: ClusterOptions;
+  let plugins: Plugin[];
   try {
     options = resolveClusterOptions(argv, process.env, process.cwd());
+    // The children run the same plug-ins (src/cli/childMain.ts).
+    plugins = pluginsFromEnv(builtinPlugins());
   } catch (error) {
     exitOnOptionError(error, process.stderr, "tsq-cluster");
   }
@@ -52,9 +46,8 @@ export async function main(argv: string[]): Promise<void> {
     ...(options.worker.verbose ? { level: "debug" as const } : {}),
     base: { role: "supervisor" },
   });
-  if (options.listQueues || options.dryrun) return printPlan(options, log);
-
-  const cluster = Cluster.fromResolved(options, log);
+  const cluster = new Cluster(new ResolvedCluster(options, log, plugins));
+  if (options.listQueues || options.dryrun) return printPlan(cluster, options);
   let stopSignals = 0;
   const stop = (signal: string) => {
     stopSignals++;

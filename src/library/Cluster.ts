@@ -12,7 +12,8 @@
  * and its events are global), so a second concurrent start() is refused (src/cluster/primary.ts).
  */
 import { EventEmitter } from "node:events";
-import { releaseLocksOf } from "../features/locks/release.js";
+import { defaultPlugins } from "../client/defaultPlugins.js";
+import { releaseLocksWith, type Plugin } from "../server/plugin.js";
 import { logger as rootLogger, type Logger } from "../platform/logger.js";
 import { connect, redactUrl, type TsqRedis } from "../platform/redis/connection.js";
 import { ShardConnections } from "../platform/shards/ShardConnections.js";
@@ -54,36 +55,40 @@ interface Running {
 
 type Server = { stop(): Promise<void> } | undefined;
 
+/**
+ * Options already resolved from flags, a config file and the environment (the `tsq-cluster` path),
+ * with the plug-ins its children run.
+ */
+export class ResolvedCluster {
+  constructor(
+    readonly options: ClusterOptions,
+    readonly logger: Logger,
+    readonly plugins: readonly Plugin[],
+  ) {}
+}
+
 export class Cluster extends EventEmitter<ClusterEvents> {
-  // Set in init(), not by field initializers: fromResolved() builds the instance without the constructor.
-  private options!: ClusterOptions;
-  private logger!: Logger;
-  private state!: State;
+  private readonly options: ClusterOptions;
+  private readonly logger: Logger;
+  /** The plug-ins the children run: the supervisor releases their locks when it buries a poison pill. */
+  private readonly plugins: readonly Plugin[];
+  private state: State = "new";
   private running: Running | undefined;
   private stopTimeout: number | undefined;
   /** The startup error of the latest child that failed, for start()'s rejection. */
   private lastFatal: string | undefined;
-  private exitCode!: Promise<number>;
   private resolveExitCode!: (code: number) => void;
+  private readonly exitCode = new Promise<number>((resolve) => (this.resolveExitCode = resolve));
 
-  constructor(config: ClusterConfig) {
+  constructor(config: ClusterConfig | ResolvedCluster) {
     super();
-    this.init(clusterOptionsOf(config), (config.logger ?? rootLogger()).child({ role: "supervisor" }));
-  }
-
-  /** A Cluster over options already resolved (the `tsq-cluster` path: flags, config file, environment). */
-  static fromResolved(options: ClusterOptions, logger: Logger): Cluster {
-    const cluster = Object.create(Cluster.prototype) as Cluster;
-    EventEmitter.call(cluster);
-    cluster.init(options, logger);
-    return cluster;
-  }
-
-  private init(options: ClusterOptions, logger: Logger): void {
-    this.options = options;
-    this.logger = logger;
-    this.state = "new";
-    this.exitCode = new Promise((resolve) => (this.resolveExitCode = resolve));
+    if (config instanceof ResolvedCluster) {
+      ({ options: this.options, logger: this.logger, plugins: this.plugins } = config);
+    } else {
+      this.options = clusterOptionsOf(config);
+      this.logger = (config.logger ?? rootLogger()).child({ role: "supervisor" });
+      this.plugins = defaultPlugins<Plugin>();
+    }
   }
 
   /**
@@ -165,18 +170,36 @@ export class Cluster extends EventEmitter<ClusterEvents> {
     await this.exitCode;
   }
 
-  private async launch(): Promise<void> {
-    const { options, logger: log } = this;
-    const redis = connect(options.worker.redisUrl, { name: "tsq-supervisor" });
-    // The supervisor's own Redis is its shard's; it reaches the others' for planning, pruning and /metrics.
-    const shards = new ShardConnections(shardMapOf(options.worker), "tsq-supervisor", {
-      shard: options.worker.shard ?? DEFAULT_SHARD,
+  /**
+   * What start() would fork (each child's group, queues and concurrency), read from Redis and the job
+   * module, forking nothing: `tsq-cluster --dryrun`. Rejects when no plan can be made.
+   */
+  async dryRun(): Promise<ChildPlan[]> {
+    const { shards, disconnect } = this.connectShards();
+    try {
+      return await planCluster(this.options, shards, this.logger);
+    } finally {
+      disconnect();
+    }
+  }
+
+  /** The supervisor's own Redis (its shard's) and the others', for planning, pruning and /metrics. */
+  private connectShards(): { redis: TsqRedis; shards: ShardConnections; disconnect: () => void } {
+    const redis = connect(this.options.worker.redisUrl, { name: "tsq-supervisor" });
+    const shards = new ShardConnections(shardMapOf(this.options.worker), "tsq-supervisor", {
+      shard: this.options.worker.shard ?? DEFAULT_SHARD,
       redis,
     });
     const disconnect = () => {
       shards.disconnect();
       redis.disconnect();
     };
+    return { redis, shards, disconnect };
+  }
+
+  private async launch(): Promise<void> {
+    const { options, logger: log } = this;
+    const { redis, shards, disconnect } = this.connectShards();
     let plan: ChildPlan[];
     try {
       plan = await planCluster(options, shards, log);
@@ -214,7 +237,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       logger: this.logger,
       redis,
       redisOf: (shard) => (shard === undefined ? redis : shards.get(shard)),
-      releaseLocks: (conn, stored) => releaseLocksOf(conn, stored),
+      releaseLocks: releaseLocksWith(this.plugins),
     });
     supervisor.on("restart", (group, reason) => this.emit("child:restart", { group, reason }));
     supervisor.on("exit", (child, code, signal) => {

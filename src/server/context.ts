@@ -88,12 +88,18 @@ export interface LockHooks {
   keepForRetry(job: JobPayload, retryAt: number): Promise<void>;
 }
 
-/** The lock hooks of `hooks` (read when called, so hooks added after this is built count). */
-export function lockHooks(redis: TsqRedis, hooks: readonly ServerHooks[]): LockHooks {
+/**
+ * The worker's lock duties: `release` from the plug-ins' lock declarations (plugin.ts), keeping for a
+ * retry from `hooks` (read when called, so hooks added after this is built count).
+ */
+export function lockHooks(
+  redis: TsqRedis,
+  hooks: readonly ServerHooks[],
+  release?: (redis: TsqRedis, stored: StoredJobs) => Promise<void>,
+): LockHooks {
   return {
     async release(stored) {
-      const list = [...stored];
-      for (const hook of hooks) if (hook.releaseLocks) await hook.releaseLocks(redis, list);
+      if (release) await release(redis, stored);
     },
     async keepForRetry(job, retryAt) {
       for (const hook of hooks) if (hook.keepLocksForRetry) await hook.keepLocksForRetry(redis, job, retryAt);

@@ -103,8 +103,6 @@ export interface ServerHooks {
    * Undefined, or a promise the slot waits for (after the acknowledgement) to bound writes in flight.
    */
   onEnd?(job: JobPayload, queue: string, end: JobEnd): Promise<void> | undefined;
-  /** Releases the locks held by jobs leaving Redis without running again (dead, poison pills). */
-  releaseLocks?(redis: Redis, stored: StoredJobs): Promise<unknown>;
   /** A job scheduled for a retry at `retryAt` (epoch seconds) keeps what it must until then. */
   keepLocksForRetry?(redis: Redis, job: JobPayload, retryAt: number): Promise<unknown>;
 }

@@ -9,15 +9,39 @@
  * middleware → the app's server middleware → every `aroundPerform` → perform. A server hook returning
  * undefined (or a plug-in without `server`) costs nothing on the job path.
  */
+import type { Redis } from "ioredis";
 import type { ClientPlugin } from "../client/plugin.js";
 import type { ServerContext } from "./context.js";
-import type { ServerHooks } from "./hooks.js";
+import type { ServerHooks, StoredJobs } from "./hooks.js";
 
 export type { Service, ResolvedClass, StoredJobs, ServerHooks, JobEnd } from "./hooks.js";
 
 export interface Plugin extends ClientPlugin {
   /** Hooks for one worker; undefined when no class of this worker uses the feature. */
   server?(ctx: ServerContext): ServerHooks | undefined;
+  /**
+   * The locks this feature's payloads hold, released on every path a job leaves Redis by without
+   * running again: dead, a poison pill buried by recovery (worker or supervisor), deleted or killed
+   * through the API. Needs no worker: the supervisor and the admin API call it too.
+   */
+  locks?: PluginLocks;
+}
+
+export interface PluginLocks {
+  /** Releases the locks these stored jobs hold (a job naming none costs no round trip). */
+  release(redis: Redis, stored: StoredJobs): Promise<unknown>;
+}
+
+/** One release over every plug-in's locks, in list order; undefined when none declares any. */
+export function releaseLocksWith(
+  plugins: readonly Plugin[],
+): ((redis: Redis, stored: StoredJobs) => Promise<void>) | undefined {
+  const releasers = plugins.flatMap((plugin) => plugin.locks ?? []);
+  if (releasers.length === 0) return undefined;
+  return async (redis, stored) => {
+    const list = [...stored];
+    for (const locks of releasers) await locks.release(redis, list);
+  };
 }
 
 /** Identity function that checks a plug-in's shape at compile time (`export default definePlugin({...})`). */

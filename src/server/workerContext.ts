@@ -20,7 +20,7 @@ import type { ServerMiddlewareArgs } from "./context.js";
 import { watchConnection } from "./connectionWatch.js";
 import { DueAlarms } from "./DueAlarms.js";
 import type { RemoteSignal } from "./Heartbeat.js";
-import { serverHooksOf, type Plugin, type Service } from "./plugin.js";
+import { releaseLocksWith, serverHooksOf, type Plugin, type Service } from "./plugin.js";
 import { ProcessState } from "./ProcessState.js";
 import type { Registry } from "./Registry.js";
 import type { RegisteredServerConfig } from "./serverConfig.js";
@@ -119,7 +119,7 @@ export function buildWorkerContext(
     connections.disconnect();
     throw error;
   }
-  Object.assign(ctx, { locks: lockHooks(redis, ctx.hooks) });
+  Object.assign(ctx, { locks: lockHooks(redis, ctx.hooks, releaseLocksWith(plugins)) });
   for (const hook of ctx.hooks) {
     if (hook.middleware) ctx.serverMiddleware.add(hook.middleware.use, ...(hook.middleware.options ?? []));
     if (hook.onDeath) ctx.deathHandlers.push(hook.onDeath);

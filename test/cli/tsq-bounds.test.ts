@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { ROOT } from "../helpers/tsqProcess.js";
 import { workdirs } from "../helpers/fixtures.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 const workdir = workdirs("tsq-bounds-cli");
 
@@ -17,7 +18,7 @@ function run(bin: string, args: string[], cwd = workdir()) {
     encoding: "utf8",
     // A port nothing listens on: old code that accepted the value fails to connect rather than hang.
     env: { PATH: process.env["PATH"], REDIS_URL: "redis://127.0.0.1:1/0" },
-    timeout: 60_000,
+    timeout: giveUpAfter(60_000),
   });
 }
 

@@ -10,6 +10,7 @@ import { deflateSync } from "node:zlib";
 import { execa } from "execa";
 import { DEAD, QUEUES, RETRY, queueKey } from "../../src/wire/keys.js";
 import { useRedis } from "../helpers/redis.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 const redis = useRedis();
 const BIN = fileURLToPath(new URL("../../../bin/tsqctl.js", import.meta.url));
@@ -48,7 +49,7 @@ async function tsqctl(args: string[]): Promise<{ stdout: string; ms: number }> {
   const run = await execa(process.execPath, [BIN, ...args, "--json"], {
     env: { REDIS_URL: redis.url },
     reject: false,
-    timeout: 120_000,
+    timeout: giveUpAfter(120_000),
     maxBuffer: 1024 * 1024 * 1024, // the old code printed the inflated args; let it, so the size check fails
   });
   assert.equal(run.exitCode, 0, `tsqctl ${args.join(" ")}: ${run.stderr}`);

@@ -9,7 +9,7 @@ import { execa } from "execa";
 import { tsqctl as runTsqctl } from "../helpers/tsqctl.js";
 import { DEAD } from "../../src/wire/keys.js";
 import { useRedis } from "../helpers/redis.js";
-import { withinDeadline } from "../helpers/timing.js";
+import { withinDeadline, giveUpAfter } from "../helpers/timing.js";
 
 const redis = useRedis();
 
@@ -47,7 +47,7 @@ test("Ctrl-C stops a paced retry between batches: every entry is in the set or i
   const child = execa(process.execPath, [bin, "retry", "--all", "--set", "dead", "--pace", "20", "--yes"], {
     env: { REDIS_URL: redis.url },
     reject: false,
-    timeout: 30_000,
+    timeout: giveUpAfter(30_000),
   });
   const deadline = Date.now() + 10_000;
   while ((await redis.redis.llen("queue:default")) < 10 && Date.now() < deadline)

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { useRedis } from "../helpers/redis.js";
 import { eventually } from "../helpers/tsqProcess.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 const redis = useRedis();
 const BIN = fileURLToPath(new URL("../../../bin/tsqctl.js", import.meta.url));
@@ -42,7 +43,7 @@ test("tsqctl web refuses --username without a password", async () => {
   const run = await execa(process.execPath, [BIN, "web", "--username", "ops", "--redis-url", redis.url], {
     env: { TSQ_WEB_PASSWORD: "" },
     reject: false,
-    timeout: 20_000,
+    timeout: giveUpAfter(20_000),
   });
   assert.equal(run.exitCode, 2);
   assert.match(String(run.stderr), /TSQ_WEB_PASSWORD/);

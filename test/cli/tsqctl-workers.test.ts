@@ -7,6 +7,7 @@ import { freePort, useRedis } from "../helpers/redis.js";
 import { ROOT } from "../helpers/tsqProcess.js";
 import { workdirs } from "../helpers/fixtures.js";
 import type { WorkerJson } from "../../src/admin/tsqctl/workers.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 const redis = useRedis();
 const BIN = join(ROOT, "bin/tsqctl.js");
@@ -27,7 +28,7 @@ async function tsqctl(args: string[], cwd: string): Promise<{ exitCode: number; 
     cwd,
     env: { REDIS_URL: redis.url },
     reject: false,
-    timeout: 30_000,
+    timeout: giveUpAfter(30_000),
   });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }

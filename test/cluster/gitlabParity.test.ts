@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { pushJobs, scratchDir, workdirs } from "../helpers/fixtures.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 const handle = useRedis();
 const GITLAB_WORKERS = join(ROOT, "dist/test/fixtures/gitlabWorkers.js");
@@ -33,7 +34,7 @@ function cluster(args: string[], config?: string): Run {
     cwd: app(config),
     env: { ...process.env, REDIS_URL: handle.url, TSQ_CONCURRENCY: "" },
     encoding: "utf8",
-    timeout: 30_000,
+    timeout: giveUpAfter(30_000),
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT } from "../helpers/tsqProcess.js";
 import { workdirs } from "../helpers/fixtures.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 const handle = useRedis();
 const FIXTURE = join(ROOT, "dist/test/fixtures/gitlabWorkers.js");
@@ -22,7 +23,7 @@ function cluster(args: string[], config?: string): { status: number | null; stdo
     cwd: app(config),
     env: { ...process.env, REDIS_URL: handle.url },
     encoding: "utf8",
-    timeout: 30_000,
+    timeout: giveUpAfter(30_000),
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { RedisHandle } from "./redis.js";
 import { ROOT, eventually, startTsq, type TsqProcess } from "./tsqProcess.js";
 import { pushJobs, scratchDir } from "./fixtures.js";
+import { giveUpAfter } from "./timing.js";
 
 /** True while `pid` exists and is not a zombie (PID 1 here may not reap orphans promptly). */
 export function alive(pid: number): boolean {
@@ -53,7 +54,7 @@ export function clusterKit(handle: RedisHandle) {
       cwd: ROOT,
       env: { ...process.env, REDIS_URL: handle.url },
       encoding: "utf8",
-      timeout: 30_000,
+      timeout: giveUpAfter(30_000),
     });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   }
@@ -111,7 +112,7 @@ export function clusterKit(handle: RedisHandle) {
     const result = spawnSync("ruby", ["-r", "sidekiq/api", "-e", script], {
       env: { ...process.env, REDIS_URL: handle.url },
       encoding: "utf8",
-      timeout: 30_000,
+      timeout: giveUpAfter(30_000),
     });
     assert.equal(result.status, 0, `ruby failed: ${result.stderr}`);
     const last = result.stdout.trim().split("\n").at(-1)!;

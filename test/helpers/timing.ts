@@ -24,6 +24,18 @@ function slowdown(): number {
   return Number.isFinite(factor) && factor >= 1 ? factor : 1;
 }
 
+/**
+ * A give-up wait (`eventually`, `waitForLine`) bounds nothing the product promises: it only turns a hang
+ * into a failure. So it is GIVE_UP_FACTOR times what the caller names: a green run never waits it
+ * out, and a machine at a load of 15 (8 test files beside other work) still sees the event come.
+ */
+const GIVE_UP_FACTOR = 3;
+
+/** How long a give-up wait the caller names `ms` really waits. */
+export function giveUpAfter(ms: number): number {
+  return ms * GIVE_UP_FACTOR * slowdown();
+}
+
 /** The longest a thing with this product deadline may take in a test. */
 export function limitFor(deadlineMs: number): number {
   return deadlineMs + Math.max(SLACK_MS, deadlineMs) * slowdown();

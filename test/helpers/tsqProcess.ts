@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after } from "node:test";
+import { giveUpAfter } from "./timing.js";
 
 /** The repository root (the directory holding package.json). */
 export const ROOT = (() => {
@@ -23,7 +24,7 @@ export interface TsqProcess {
   lines: Record<string, unknown>[];
   /** Raw output (stdout + stderr), for failure messages. */
   output(): string;
-  /** Resolves with the first log line matching `predicate` (rejects after `ms`). */
+  /** Resolves with the first log line matching `predicate` (rejects after giveUpAfter(`ms`), test/helpers/timing.ts). */
   waitForLine(predicate: (line: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>>;
   /** Resolves with the exit code (or signal name) once the process has exited. */
   exited: Promise<number | string>;
@@ -100,10 +101,11 @@ export function startTsq(args: string[], env: Record<string, string>, bin = "bin
     waitForLine(predicate, ms = 20_000) {
       const found = lines.find(predicate);
       if (found) return Promise.resolve(found);
+      const limit = giveUpAfter(ms);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`no matching log line within ${ms} ms; output:\n${raw.slice(-3000)}`)),
-          ms,
+          () => reject(new Error(`no matching log line within ${limit} ms; output:\n${raw.slice(-3000)}`)),
+          limit,
         );
         waiters.push({
           predicate,
@@ -131,18 +133,19 @@ export function startTsq(args: string[], env: Record<string, string>, bin = "bin
   return proc;
 }
 
-/** Waits until `check` resolves truthy, polling every `intervalMs`; rejects with `message` after `ms`. */
+/** Waits until `check` resolves truthy, polling every `intervalMs`; rejects with `message` after giveUpAfter(`ms`) (test/helpers/timing.ts). */
 export async function eventually<T>(
   check: () => Promise<T | undefined | null | false>,
   ms: number,
   message: string,
   intervalMs = 100,
 ): Promise<T> {
-  const deadline = Date.now() + ms;
+  const limit = giveUpAfter(ms);
+  const deadline = Date.now() + limit;
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms: ${message}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${limit} ms: ${message}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -27,6 +27,7 @@ import { dirname, join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { blockErrors, docBlocks, docFiles } from "./docBlocks.js";
 import { ROOT } from "../helpers/tsqProcess.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 const handle = useRedis();
 const APPS = join(ROOT, "test/package/apps");
@@ -55,7 +56,7 @@ function run(dir: string, args: string[]): { status: number | null; stdout: stri
   return spawnSync(process.execPath, args, {
     cwd: dir,
     encoding: "utf8",
-    timeout: 60_000,
+    timeout: giveUpAfter(60_000),
     env: { ...env, REDIS_URL: handle.url, TSQ_LOG_LEVEL: "warn" },
   });
 }

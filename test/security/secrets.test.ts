@@ -15,6 +15,7 @@ import { ROOT, TEST_JOBS } from "../helpers/tsqProcess.js";
 import { scratchDir } from "../helpers/fixtures.js";
 import { connect, type TsqRedis } from "../../src/platform/redis/connection.js";
 import { main } from "../../src/cli/tsqctl.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 // Characters that must be percent-encoded in a URL, so both forms are searched for.
 const RIGHT = "Rt:s3cr@t/9f";
@@ -202,7 +203,7 @@ test("tsqctl: every command, right, wrong, down and malformed; the option before
           extendEnv: false,
           reject: false,
           all: true,
-          timeout: 30_000,
+          timeout: giveUpAfter(30_000),
         });
         record(`tsqctl process ${job.which}: ${job.label}`, String(result.all));
       }

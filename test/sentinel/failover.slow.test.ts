@@ -21,6 +21,7 @@ import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { execa } from "execa";
+import { giveUpAfter } from "../helpers/timing.js";
 
 const JOBS = 20_000;
 /** ms each job sleeps: 20 slots × 2 ms keeps the run a few seconds long, long enough to fail over mid-run. */
@@ -128,7 +129,7 @@ test("SENTINEL FAILOVER during a 20,000-job reliable-fetch run: no job lost, no 
     [join(ROOT, "bin/tsqctl.js"), "stats", "--json", "--redis-url", setup.url],
     {
       reject: false,
-      timeout: 30_000,
+      timeout: giveUpAfter(30_000),
     },
   );
   assert.equal(stats.exitCode, 0, stats.stderr);

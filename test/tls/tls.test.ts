@@ -13,6 +13,7 @@ import { execa } from "execa";
 import { Client } from "../../src/index.js";
 import { startTlsRedis, type TlsRedis } from "../helpers/tlsRedis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
+import { giveUpAfter } from "../helpers/timing.js";
 
 process.env.REDIS_URL = "redis://127.0.0.1:1/0"; // nothing falls back to a real Redis by mistake
 
@@ -24,7 +25,7 @@ function tsqctl(args: string[]) {
   return execa(process.execPath, [join(ROOT, "bin/tsqctl.js"), ...args], {
     env: { REDIS_URL: "redis://127.0.0.1:1/0" },
     reject: false,
-    timeout: 30_000,
+    timeout: giveUpAfter(30_000),
   });
 }
 

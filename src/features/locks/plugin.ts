@@ -8,9 +8,9 @@ import { keepLocksForRetry, releaseLocksOf } from "./release.js";
 
 export const lockRelease = definePlugin({
   name: "lock-release",
+  locks: { release: (redis, stored) => releaseLocksOf(redis, stored) },
   server() {
     return {
-      releaseLocks: (redis, stored) => releaseLocksOf(redis, stored),
       keepLocksForRetry: (redis, job, retryAt) => keepLocksForRetry(redis as never, job, retryAt),
     };
   },

@@ -23,6 +23,7 @@ import { scratchDir } from "../../helpers/fixtures.js";
 import { useRedis } from "../../helpers/redis.js";
 import { requireRubySidekiq } from "../../helpers/ruby.js";
 import { TEST_JOBS, eventually, startTsq } from "../../helpers/tsqProcess.js";
+import { giveUpAfter } from "../../helpers/timing.js";
 
 const redis = useRedis();
 const TSQCTL = fileURLToPath(new URL("../../../../bin/tsqctl.js", import.meta.url));
@@ -109,7 +110,7 @@ test("a failing compressed job is retried compressed; tsqctl lists it as stored,
   const run = await execa(process.execPath, [TSQCTL, "retries", "--json"], {
     env: { REDIS_URL: redis.url },
     reject: false,
-    timeout: 30_000,
+    timeout: giveUpAfter(30_000),
   });
   assert.equal(run.exitCode, 0, run.stderr);
   // A listing never inflates (a hostile entry could inflate to gigabytes): the args as stored, marked.

@@ -13,6 +13,7 @@ import type { CronEntry } from "../../../src/platform/config/cronEntry.js";
 import { useRedis } from "../../helpers/redis.js";
 import { testLauncher } from "../../helpers/context.js";
 import { ROOT, eventually } from "../../helpers/tsqProcess.js";
+import { giveUpAfter } from "../../helpers/timing.js";
 
 const handle = useRedis();
 
@@ -138,7 +139,7 @@ test("the real tsqctl binary lists schedules as JSON (empty before any leader ra
   const result = spawnSync(process.execPath, [join(ROOT, "bin/tsqctl.js"), "cron", "list", "--json"], {
     env: { ...process.env, REDIS_URL: handle.url },
     encoding: "utf8",
-    timeout: 30_000,
+    timeout: giveUpAfter(30_000),
   });
   assert.equal(result.status, 0, result.stderr);
   assert.deepEqual(JSON.parse(result.stdout), []);

@@ -17,6 +17,7 @@ import { scratchDir } from "../../helpers/fixtures.js";
 import { request } from "../../metrics/http.js";
 import { parseExposition } from "../../metrics/promText.js";
 import { tsqctl as runTsqctl } from "../../helpers/tsqctl.js";
+import { giveUpAfter } from "../../helpers/timing.js";
 
 const one = useRedis();
 const two = useRedis();
@@ -168,7 +169,7 @@ test("--dryrun shows each child's shard; a group spanning shards exits 2 naming 
       cwd: ROOT,
       env: { ...process.env, REDIS_URL: "redis://127.0.0.1:1/0" },
       encoding: "utf8",
-      timeout: 30_000,
+      timeout: giveUpAfter(30_000),
     });
   const plan = run(["a", "b", "*@two", "--dryrun"]);
   assert.equal(plan.status, 0, plan.stderr);
