@@ -13,7 +13,7 @@
  *
  * Locks of the lock core follow the job: one that will not run again (dead, dropped, discarded, killed)
  * releases the locks it holds; one waiting to retry keeps its unique lock until its retry time plus
- * `unique_for` (the lock plug-ins' `releaseLocks`, server/plugin.ts).
+ * `unique_for` (the plug-ins' `locks.release`, server/plugin.ts).
  */
 import { deflateSync } from "node:zlib";
 import { RETRY } from "../wire/keys.js";
