@@ -23,8 +23,22 @@ function load(): OtelApi | null {
   }
 }
 
+/**
+ * Where @opentelemetry/api 1.x keeps what an application registered (`registerGlobal`): an SDK that
+ * set a tracer provider left a `trace` entry there, through whichever copy of the API it loaded.
+ */
+const REGISTERED = Symbol.for("opentelemetry.js.api.1");
+
+/** True when some copy of the API holds a registered tracer provider (no module is loaded to tell). */
+function providerRegistered(): boolean {
+  const registered = (globalThis as { [REGISTERED]?: { trace?: unknown } })[REGISTERED];
+  return registered?.trace !== undefined;
+}
+
 /** The API when tracing is on now (installed, and a tracer provider registered), else undefined. */
 export function activeOpenTelemetry(): OtelApi | undefined {
+  // Nothing registered: tracing is off, and the API's 58 modules (~60 ms CPU per process) stay unloaded.
+  if (!providerRegistered()) return undefined;
   loaded ??= load();
   if (loaded === null) return undefined;
   const provider = loaded.trace.getTracerProvider() as { getDelegate?: () => unknown };
