@@ -253,6 +253,8 @@ interface Script {
 }
 
 let cached: Map<string, string> | undefined;
+/** Every script's text, read once per process: a process opens several connections, each defining all. */
+let loaded: Script[] | undefined;
 
 /** Script file name -> absolute path, for every script under the source root (names are unique). */
 function scriptFiles(): Map<string, string> {
@@ -277,13 +279,13 @@ function scriptFiles(): Map<string, string> {
 }
 
 function loadScripts(): Script[] {
-  return [...scriptFiles().keys()].map((file) => {
+  return (loaded ??= [...scriptFiles().keys()].map((file) => {
     // <command>-<numKeys>.lua, or <command>.lua for a variable key count (passed first at call time).
     const match = /^(.+?)(?:-(\d+))?\.lua$/.exec(file)!;
     const name = match[1]!.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     const numberOfKeys = match[2] === undefined ? undefined : Number(match[2]);
     return { name, numberOfKeys, lua: scriptSource(file) };
-  });
+  }));
 }
 
 /**
