@@ -8,46 +8,84 @@
  *   TSTP       quiet every child          TTIN  every child logs its busy jobs
  *   USR2       rolling restart: each child replaced once its successor heartbeats
  */
-import { configureLogger } from "../platform/logger.js";
+import { configureLogger, type Logger } from "../platform/logger.js";
 import { redactText } from "../platform/secrets.js";
-import { formatPlan, formatQueueList, type ChildPlan } from "../cluster/groups.js";
-import { exitOnOptionError } from "../options/workerOptions.js";
+import { formatPlan, formatQueueList } from "../cluster/groups.js";
+import { exitOnOptionError, optionErrorText } from "../options/workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
 import { Cluster, ResolvedCluster } from "../library/Cluster.js";
 import { groupQueueLists } from "../cluster/plan.js";
 import { builtinPlugins } from "../plugins.js";
 import { pluginsFromEnv } from "./pluginsFromEnv.js";
-import type { Plugin } from "../server/plugin.js";
 
-/** `--dryrun` / `--list-queues`: prints the plan and exits, forking nothing. */
-async function printPlan(cluster: Cluster, options: ClusterOptions): Promise<void> {
-  let children: ChildPlan[];
+/** What a command that ends by itself printed, and its exit status. */
+export interface CommandRun {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+function resolve(argv: string[], env: NodeJS.ProcessEnv, cwd: string) {
+  const options = resolveClusterOptions(argv, env, cwd);
+  // The children run the same plug-ins (src/cli/childMain.ts).
+  return { options, plugins: pluginsFromEnv(builtinPlugins(), env) };
+}
+
+/** `--dryrun` / `--list-queues` for resolved options: the plan's text, forking nothing. */
+async function planOutput(cluster: Cluster, options: ClusterOptions): Promise<CommandRun> {
   try {
-    children = await cluster.dryRun();
+    const children = await cluster.dryRun();
+    const text = options.listQueues ? formatQueueList(groupQueueLists(children)) : formatPlan(children);
+    return { status: 0, stdout: `${text}\n`, stderr: "" };
   } catch (error) {
-    process.stderr.write(redactText(`tsq-cluster: ${error instanceof Error ? error.message : String(error)}\n`));
-    process.exit(2);
+    const message = error instanceof Error ? error.message : String(error);
+    return { status: 2, stdout: "", stderr: redactText(`tsq-cluster: ${message}\n`) };
   }
-  const text = options.listQueues ? formatQueueList(groupQueueLists(children)) : formatPlan(children);
-  process.stdout.write(`${text}\n`);
+}
+
+/**
+ * `tsq-cluster <argv>` with `--dryrun` or `--list-queues`, run to its end in this process: what it
+ * prints and its exit status (main() writes it out; tests plan many command lines in one process).
+ */
+export async function dryRunCommand(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  logger: Logger,
+): Promise<CommandRun> {
+  let resolved: ReturnType<typeof resolve>;
+  try {
+    resolved = resolve(argv, env, cwd);
+  } catch (error) {
+    const text = optionErrorText(error, "tsq-cluster");
+    if (text === undefined) throw error;
+    return { status: 2, stdout: "", stderr: text };
+  }
+  const { options, plugins } = resolved;
+  if (!options.listQueues && !options.dryrun) throw new Error("dryRunCommand: the command line has no --dryrun");
+  return planOutput(new Cluster(new ResolvedCluster(options, logger, plugins)), options);
 }
 
 export async function main(argv: string[]): Promise<void> {
-  let options: ClusterOptions;
-  let plugins: Plugin[];
+  let resolved: ReturnType<typeof resolve>;
   try {
-    options = resolveClusterOptions(argv, process.env, process.cwd());
-    // The children run the same plug-ins (src/cli/childMain.ts).
-    plugins = pluginsFromEnv(builtinPlugins());
+    resolved = resolve(argv, process.env, process.cwd());
   } catch (error) {
     exitOnOptionError(error, process.stderr, "tsq-cluster");
   }
+  const { options, plugins } = resolved;
   const log = configureLogger({
     ...(options.worker.verbose ? { level: "debug" as const } : {}),
     base: { role: "supervisor" },
   });
   const cluster = new Cluster(new ResolvedCluster(options, log, plugins));
-  if (options.listQueues || options.dryrun) return printPlan(cluster, options);
+  if (options.listQueues || options.dryrun) {
+    const run = await planOutput(cluster, options);
+    process.stdout.write(run.stdout);
+    process.stderr.write(run.stderr);
+    if (run.status !== 0) process.exit(run.status);
+    return;
+  }
   let stopSignals = 0;
   const stop = (signal: string) => {
     stopSignals++;

@@ -116,17 +116,19 @@ export function addWorkerFlags(command: Command): Command {
   );
 }
 
+/** A UsageError or ConfigError as `<program>: <message>` (plus usage), secrets redacted; undefined for anything else. */
+export function optionErrorText(error: unknown, program = "tsq"): string | undefined {
+  if (error instanceof UsageError) return redactText(`${program}: ${error.message}\n\n${error.usage}`);
+  if (error instanceof ConfigError) return redactText(`${program}: ${error.message}\n`);
+  return undefined;
+}
+
 /** Prints a UsageError or ConfigError as `<program>: <message>` (plus usage) and exits 2; rethrows anything else. */
 export function exitOnOptionError(error: unknown, stderr: NodeJS.WritableStream, program = "tsq"): never {
-  if (error instanceof UsageError) {
-    stderr.write(redactText(`${program}: ${error.message}\n\n${error.usage}`));
-    process.exit(2);
-  }
-  if (error instanceof ConfigError) {
-    stderr.write(redactText(`${program}: ${error.message}\n`));
-    process.exit(2);
-  }
-  throw error;
+  const text = optionErrorText(error, program);
+  if (text === undefined) throw error;
+  stderr.write(text);
+  process.exit(2);
 }
 
 /**

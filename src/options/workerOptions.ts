@@ -27,7 +27,7 @@ import {
 } from "./workerFlags.js";
 
 // The command line's errors and its exit, for the entry points that resolve their options here.
-export { exitOnOptionError, UsageError, type WorkerFlags } from "./workerFlags.js";
+export { exitOnOptionError, optionErrorText, UsageError, type WorkerFlags } from "./workerFlags.js";
 
 /** The settings the environment may give (REDIS_URL, TSQ_CONCURRENCY, TSQ_TIMEOUT). */
 interface EnvSettings extends Partial<SizeLimits> {

@@ -17,6 +17,8 @@ import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { pushJobs, scratchDir, workdirs } from "../helpers/fixtures.js";
 import { giveUpAfter } from "../helpers/timing.js";
+import { pino } from "pino";
+import { dryRunCommand } from "../../src/cli/tsqCluster.js";
 
 const handle = useRedis();
 const GITLAB_WORKERS = join(ROOT, "dist/test/fixtures/gitlabWorkers.js");
@@ -28,8 +30,21 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `tsq-cluster <args>` to completion in a fresh directory (with `config` as config/tsq.yml). */
-function cluster(args: string[], config?: string): Run {
+/**
+ * Runs `tsq-cluster <args> --dryrun` to completion in this process, in a fresh directory (with `config`
+ * as config/tsq.yml): one module load for the many command lines here. Its log lines go to stdout
+ * before the plan, as the binary's do; `binaryDryRun` checks the binary prints the same.
+ */
+async function cluster(args: string[], config?: string): Promise<Run> {
+  let logged = "";
+  const logger = pino({ base: { role: "supervisor" } }, { write: (line: string) => void (logged += line) });
+  const env = { ...process.env, REDIS_URL: handle.url, TSQ_CONCURRENCY: "" };
+  const run = await dryRunCommand(args, env, app(config), logger);
+  return { ...run, stdout: logged + run.stdout };
+}
+
+/** The same through the real binary, in its own process. */
+function binaryDryRun(args: string[], config?: string): Run {
   const result = spawnSync(process.execPath, [join(ROOT, "bin/tsq-cluster.js"), ...args], {
     cwd: app(config),
     env: { ...process.env, REDIS_URL: handle.url, TSQ_CONCURRENCY: "" },
@@ -62,22 +77,22 @@ const KNOWN = ["a", "b", "c", "cronjob:x", "cronjob:y"];
 describe("-n/--negate: each group is every known queue it does not select", () => {
   test("a name, a namespace and a comma group, negated in turn (known = Redis + default)", async () => {
     await handle.redis.sadd("queues", ...KNOWN);
-    assert.deepEqual(planQueues(cluster(["-n", "a", "cronjob", "b,c", "--dryrun"])), [
+    assert.deepEqual(planQueues(await cluster(["-n", "a", "cronjob", "b,c", "--dryrun"])), [
       ["b", "c", "cronjob:x", "cronjob:y", "default"],
       ["a", "b", "c", "default"],
       ["a", "cronjob:x", "cronjob:y", "default"],
     ]);
     // GitLab passes each negated queue with weight 1.
     assert.equal(
-      ok(cluster(["--negate", "cronjob,default", "-d"]))[0],
+      ok(await cluster(["--negate", "cronjob,default", "-d"]))[0],
       'child 0 (group 0 "cronjob,default"): queues a (weight 1), b (weight 1), c (weight 1); concurrency 4 (3 queues + 1)',
     );
   });
 
-  test("a query: the negated group is exactly the known queues the query does not select", () => {
-    const selected = ok(cluster(["-r", GITLAB_WORKERS, "urgency=high", "--list-queues"]));
-    const all = ok(cluster(["-r", GITLAB_WORKERS, "*", "--list-queues"]));
-    const negated = ok(cluster(["-r", GITLAB_WORKERS, "-n", "urgency=high", "--list-queues"]));
+  test("a query: the negated group is exactly the known queues the query does not select", async () => {
+    const selected = ok(await cluster(["-r", GITLAB_WORKERS, "urgency=high", "--list-queues"]));
+    const all = ok(await cluster(["-r", GITLAB_WORKERS, "*", "--list-queues"]));
+    const negated = ok(await cluster(["-r", GITLAB_WORKERS, "-n", "urgency=high", "--list-queues"]));
     assert.ok(selected.length > 0 && negated.length > 0);
     assert.deepEqual(
       negated,
@@ -85,7 +100,7 @@ describe("-n/--negate: each group is every known queue it does not select", () =
     );
     // High-urgency classes that name no queue go to default, so it is left out; a namespace query keeps it.
     assert.ok(selected.includes("default") && !negated.includes("default"));
-    const notCron = ok(cluster(["-r", GITLAB_WORKERS, "-n", "queue_namespace=cronjob", "--list-queues"]));
+    const notCron = ok(await cluster(["-r", GITLAB_WORKERS, "-n", "queue_namespace=cronjob", "--list-queues"]));
     assert.deepEqual(
       notCron,
       all.filter((queue) => !queue.startsWith("cronjob:")),
@@ -95,11 +110,11 @@ describe("-n/--negate: each group is every known queue it does not select", () =
 
   test("the module's classes count as known queues, and a group that leaves nothing exits 2", async () => {
     await handle.redis.sadd("queues", "a");
-    assert.deepEqual(planQueues(cluster(["-r", TEST_JOBS, "-n", "a", "--dryrun"])), [["default"]]);
-    const none = cluster(["-n", "a,default", "--dryrun"]);
+    assert.deepEqual(planQueues(await cluster(["-r", TEST_JOBS, "-n", "a", "--dryrun"])), [["default"]]);
+    const none = await cluster(["-n", "a,default", "--dryrun"]);
     assert.equal(none.status, 2);
     assert.match(none.stderr, /queue group 0 \("a,default"\) with -n\/--negate leaves no queue/);
-    const noGroups = cluster(["-n", "--dryrun"]);
+    const noGroups = await cluster(["-n", "--dryrun"]);
     assert.equal(noGroups.status, 2);
     assert.match(noGroups.stderr, /-n\/--negate needs queue groups/);
   });
@@ -122,25 +137,25 @@ describe("concurrency from the group's size (GitLab 16.x: queues + 1, clamped)",
     ["-c 7 beats -m and --min-concurrency", ["-c", "7", "-m", "3", "--min-concurrency", "10"], [7, 7, 7]],
   ];
   for (const [name, flags, expected] of table) {
-    test(`${name}: groups of 1, 5, 60 queues get ${expected.join(", ")}`, () => {
-      assert.deepEqual(planConcurrency(cluster([...groups, ...flags, "--dryrun"])), expected);
+    test(`${name}: groups of 1, 5, 60 queues get ${expected.join(", ")}`, async () => {
+      assert.deepEqual(planConcurrency(await cluster([...groups, ...flags, "--dryrun"])), expected);
     });
   }
 
-  test("config cluster.max_concurrency / min_concurrency, and a flag beats them; config concurrency is fixed", () => {
+  test("config cluster.max_concurrency / min_concurrency, and a flag beats them; config concurrency is fixed", async () => {
     const config = "cluster:\n  max_concurrency: 8\n  min_concurrency: 3\n";
-    assert.deepEqual(planConcurrency(cluster([...groups, "--dryrun"], config)), [3, 6, 8]);
-    assert.deepEqual(planConcurrency(cluster([...groups, "-m", "30", "--dryrun"], config)), [3, 6, 30]);
-    assert.deepEqual(planConcurrency(cluster([...groups, "--dryrun"], "concurrency: 5\n")), [5, 5, 5]);
+    assert.deepEqual(planConcurrency(await cluster([...groups, "--dryrun"], config)), [3, 6, 8]);
+    assert.deepEqual(planConcurrency(await cluster([...groups, "-m", "30", "--dryrun"], config)), [3, 6, 30]);
+    assert.deepEqual(planConcurrency(await cluster([...groups, "--dryrun"], "concurrency: 5\n")), [5, 5, 5]);
   });
 
-  test("--dryrun says why each figure", () => {
+  test("--dryrun says why each figure", async () => {
     assert.deepEqual(
-      ok(cluster(["a,a,b", groups[2]!, "-c", "9", "--dryrun"])).map((l) => l.replace(/.*; concurrency /, "")),
+      ok(await cluster(["a,a,b", groups[2]!, "-c", "9", "--dryrun"])).map((l) => l.replace(/.*; concurrency /, "")),
       ["9 (fixed)", "9 (fixed)"],
     );
     assert.deepEqual(
-      ok(cluster(["a,a,b", groups[2]!, "--dryrun"])).map((l) => l.replace(/.*; concurrency /, "")),
+      ok(await cluster(["a,a,b", groups[2]!, "--dryrun"])).map((l) => l.replace(/.*; concurrency /, "")),
       ["4 (3 queues + 1)", "20 (60 queues + 1, capped by -m 20)"],
     );
   });
@@ -149,17 +164,17 @@ describe("concurrency from the group's size (GitLab 16.x: queues + 1, clamped)",
 describe("weights: group members weight 1 (random order per fetch), as GitLab's -q name,1", () => {
   test("plain, repeated and query groups in the plan; --strict-order drops the weights", async () => {
     await handle.redis.sadd("queues", ...KNOWN);
-    assert.deepEqual(ok(cluster(["a,b", "a,a,b", "cronjob", "--dryrun"])), [
+    assert.deepEqual(ok(await cluster(["a,b", "a,a,b", "cronjob", "--dryrun"])), [
       'child 0 (group 0 "a,b"): queues a (weight 1), b (weight 1); concurrency 3 (2 queues + 1)',
       'child 1 (group 1 "a,a,b"): queues a (weight 2), b (weight 1); concurrency 4 (3 queues + 1)',
       'child 2 (group 2 "cronjob"): queues cronjob (weight 1), cronjob:x (weight 1), cronjob:y (weight 1); concurrency 4 (3 queues + 1)',
     ]);
-    const query = ok(cluster(["-r", GITLAB_WORKERS, "queue_namespace=cronjob", "--dryrun"]));
+    const query = ok(await cluster(["-r", GITLAB_WORKERS, "queue_namespace=cronjob", "--dryrun"]));
     assert.match(
       query[0]!,
       /queues cronjob:prune_old_events \(weight 1\), cronjob:remove_expired_members \(weight 1\), /,
     );
-    assert.deepEqual(ok(cluster(["a,a,b", "--strict-order", "--dryrun"])), [
+    assert.deepEqual(ok(await cluster(["a,a,b", "--strict-order", "--dryrun"])), [
       'child 0 (group 0 "a,a,b"): queues a, b; concurrency 4 (3 queues + 1)',
     ]);
   });
@@ -212,15 +227,15 @@ describe("control characters in groups and queue names are refused (exit 2), pla
   ];
   for (const [args, message] of cases) {
     test(`${JSON.stringify(args)}`, async () => {
-      const run = cluster([...args, "--dryrun"]);
+      const run = await cluster([...args, "--dryrun"]);
       assert.equal(run.status, 2, run.stdout);
       assert.equal(run.stderr, `tsq-cluster: ${message}\n`);
       assert.equal(await handle.redis.scard("processes"), 0);
     });
   }
 
-  test("in cluster.groups of the config file, naming the file", () => {
-    const run = cluster(["--dryrun"], 'cluster:\n  groups: ["a", "foo\\n"]\n');
+  test("in cluster.groups of the config file, naming the file", async () => {
+    const run = await cluster(["--dryrun"], 'cluster:\n  groups: ["a", "foo\\n"]\n');
     assert.equal(run.status, 2);
     assert.equal(
       run.stderr,
@@ -228,14 +243,14 @@ describe("control characters in groups and queue names are refused (exit 2), pla
     );
   });
 
-  test("plain spaces around names are still trimmed", () => {
-    assert.deepEqual(planQueues(cluster([" a , b ", "--dryrun"])), [["a", "b"]]);
+  test("plain spaces around names are still trimmed", async () => {
+    assert.deepEqual(planQueues(await cluster([" a , b ", "--dryrun"])), [["a", "b"]]);
   });
 });
 
 describe("default is a known queue for classes that name no queue", () => {
-  test("'*' '*' with queue-less classes and an empty Redis: two children on default", () => {
-    assert.deepEqual(ok(cluster(["-r", TEST_JOBS, "*", "*", "--dryrun"])), [
+  test("'*' '*' with queue-less classes and an empty Redis: two children on default", async () => {
+    assert.deepEqual(ok(await cluster(["-r", TEST_JOBS, "*", "*", "--dryrun"])), [
       'child 0 (group 0 "*"): queues default (weight 1); concurrency 2 (1 queue + 1)',
       'child 1 (group 1 "*"): queues default (weight 1); concurrency 2 (1 queue + 1)',
     ]);
@@ -246,11 +261,35 @@ describe("--list-queues with several groups prints each group's queues", () => {
   test("a blank line between groups; -d is --dryrun", async () => {
     await handle.redis.sadd("queues", ...KNOWN);
     assert.equal(
-      cluster(["b,a", "cronjob", "c", "--processes", "2", "--list-queues"]).stdout,
+      (await cluster(["b,a", "cronjob", "c", "--processes", "2", "--list-queues"])).stdout,
       "a\nb\n\ncronjob\ncronjob:x\ncronjob:y\n\nc\n",
     );
-    assert.deepEqual(ok(cluster(["c", "-d"])), [
+    assert.deepEqual(ok(await cluster(["c", "-d"])), [
       'child 0 (group 0 "c"): queues c (weight 1); concurrency 2 (1 queue + 1)',
     ]);
   });
 });
+
+test("the binary prints what the in-process runs above print: a plan, a log line, a refusal", async () => {
+  await handle.redis.sadd("queues", "bad\u0007name");
+  sameOutput(binaryDryRun(["-n", "cronjob", "--dryrun"]), await cluster(["-n", "cronjob", "--dryrun"]));
+  sameOutput(binaryDryRun(["-n", "--dryrun"]), await cluster(["-n", "--dryrun"]));
+  await handle.redis.srem("queues", "bad\u0007name");
+});
+
+/** Same exit status, stderr and plan lines; log lines compared by level and message (pid and time differ). */
+function sameOutput(binary: Run, inProcess: Run): void {
+  const shape = (run: Run) => ({
+    status: run.status,
+    stderr: run.stderr,
+    lines: run.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => (line.startsWith("{") ? JSON.stringify(pick(JSON.parse(line) as Record<string, unknown>)) : line)),
+  });
+  assert.deepEqual(shape(binary), shape(inProcess));
+}
+
+function pick(line: Record<string, unknown>): Record<string, unknown> {
+  return { level: line.level, msg: line.msg, role: line.role };
+}
