@@ -7,12 +7,16 @@
  * start and a done line per job, that scan and the flattened copies it leaves for the collector were
  * most of what the two lines cost (docs/performance.md, "Logging"). A batch is measured once.
  *
+ * The batch goes through `redactText` (secrets.ts) as a whole, instead of each line through the
+ * logger's hook.
+ *
  * Synchronous, as the pretty stream is: nothing is in flight when the process exits, so the lines of
  * its last turn are written at exit (a crash included) in their order, where an asynchronous write
  * still on its way is lost. A reader that does not keep up holds the worker at its next batch, as
  * process.stdout on a pipe does, instead of letting the lines pile up in memory.
  */
 import type { DestinationStream } from "pino";
+import { redactText } from "./secrets.js";
 
 export class LineBatch implements DestinationStream {
   private lines: string[] = [];
@@ -36,6 +40,8 @@ export class LineBatch implements DestinationStream {
     const lines = this.lines;
     if (lines.length === 0) return;
     this.lines = [];
-    this.destination.write(lines.length === 1 ? lines[0]! : lines.join(""));
+    // Redacted here, once per batch, rather than per line by the logger's hook: no secret or URL
+    // credential spans a line (none holds a line break), so the lines come out as they would one by one.
+    this.destination.write(redactText(lines.length === 1 ? lines[0]! : lines.join("")));
   };
 }

@@ -97,15 +97,16 @@ function mergeJobFields(line: object, fields: object): object {
 }
 
 function build(level: LevelWithSilent, base: Record<string, unknown>, destination?: DestinationStream): Logger {
+  const target = destination ?? (wantsPretty() ? prettyStream() : jsonStream());
   const options = {
     level,
     base: { pid: process.pid, ...base },
     mixin: jobFields,
     mixinMergeStrategy: mergeJobFields,
     serializers: { err: safeError, error: safeError },
-    hooks: { streamWrite: redactText },
+    // A LineBatch redacts its batches itself.
+    hooks: target instanceof LineBatch ? {} : { streamWrite: redactText },
   };
-  const target = destination ?? (wantsPretty() ? prettyStream() : jsonStream());
   return target ? pino(options, target) : pino(options);
 }
 
