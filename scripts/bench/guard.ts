@@ -1,10 +1,11 @@
 // The guard of `npm run bench -- --compare <build>`: which figures of this checkout grew past their
 // limits against the build compared, per fetch. The bench prints them and exits 3 when there are any.
 //
-// Worker CPU per job is the figure of merit: it barely moves with the machine's load, where jobs/s
-// does (a busy neighbour takes the CPU the worker waits for). 5% is above the spread of medians of
-// three interleaved rounds on this machine (1-3%). RSS peaks of one build vary more between rounds (a
-// collection that lands just before or after the peak sample): 10%.
+// Worker CPU per job is the figure of merit: a busy neighbour takes the CPU the worker waits for, which
+// lowers jobs/s far more than it raises the worker's own CPU per job. RSS peaks of one build vary more
+// between rounds (a collection that lands just before or after the peak sample): twice the margin. On
+// a busy machine even medians of interleaved rounds move by more than 5%: the bench prints the load
+// before and after, and a failure there is worth a second run before it is believed.
 import { fmtMb } from "./lib.js";
 import { fixed, type Report } from "./report.js";
 
