@@ -25,7 +25,12 @@
 // system cannot look fast.
 //
 // Redis: a private redis-server on a free loopback port, or --redis-url (whose database must be empty,
-// since it is flushed between runs). Workers log at warn (TSQ_LOG_LEVEL=warn, Sidekiq's logger WARN).
+// since it is flushed between runs). Workers log at warn (TSQ_LOG_LEVEL=warn, Sidekiq's logger WARN;
+// --log-level changes tsq's).
+//
+// With --compare, the bench is also the guard of a change: it exits 3 when, for a fetch, this
+// checkout's worker CPU per job is more than 5% above the other's or its RSS peak more than 10% above
+// (guard.ts), after printing the report and the figures that failed.
 import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -57,6 +62,7 @@ import { USAGE, parseOptions, UsageError } from "./bench/options.js";
 import type { Run, Ratio, PeerInfo, Config, Report } from "./bench/report.js";
 import { isReport, ratio, summarize } from "./bench/report.js";
 import { printReport } from "./bench/print.js";
+import { guardFailures } from "./bench/guard.js";
 import { pingRoundTrip, waitForQuiet, startSpinners, runOne } from "./bench/measure.js";
 
 // This file runs as dist/scripts/bench.js: the repository is two levels up.
@@ -111,7 +117,15 @@ async function main(): Promise<void> {
     client.redis.disconnect();
   });
   const workDir = makeTempDir("tsq-bench-work-");
-  const ctx: BenchContext = { url: redisUrl, redis, client, workDir, redisPid: undefined, spinners: [] };
+  const ctx: BenchContext = {
+    url: redisUrl,
+    redis,
+    client,
+    workDir,
+    redisPid: undefined,
+    spinners: [],
+    logLevel: options.logLevel,
+  };
   try {
     if (options.redisUrl && (await redis.dbsize()) > 0) {
       throw new UsageError(
@@ -123,12 +137,13 @@ async function main(): Promise<void> {
     // Its CPU is Redis's, not "other processes'" (a --redis-url server on this machine too).
     ctx.redisPid = Number(/process_id:(\d+)/.exec(serverInfo)?.[1]) || ownRedis?.child.pid;
 
+    const loadAverage1m = loadavg()[0];
     const pingMicros = await pingRoundTrip(redis);
     if (options.warmCpus) ctx.spinners = startSpinners();
 
     const fetches: (FetchStrategy | undefined)[] = options.fetch === "both" ? ["basic", "reliable"] : [undefined];
     const systems: System[] = fetches.flatMap((fetch) => [
-      tsqSystem(root, tsqModule.VERSION, fetch),
+      tsqSystem(root, tsqModule.VERSION, fetch, false, options.nodeArgs),
       ...(options.compare ? [tsqSystem(options.compare, versionAt(options.compare), fetch, true)] : []),
     ]);
     const peers: Record<string, PeerInfo> = {};
@@ -193,12 +208,13 @@ async function main(): Promise<void> {
         redisWhere,
         cpus: availableParallelism(),
         cpuModel: cpus()[0]?.model?.trim() ?? "unknown",
-        loadAverage1m: round(loadavg()[0], 2),
+        loadAverage1m: round(loadAverage1m, 2),
+        loadAverage1mAfter: round(loadavg()[0], 2),
         redisPingMicrosP50: pingMicros,
         warmCpus: options.warmCpus,
         platform: `${process.platform} ${process.arch}`,
       },
-      options: { ...options, redisUrl: options.redisUrl ?? null, workerLogLevel: "warn" },
+      options: { ...options, redisUrl: options.redisUrl ?? null, workerLogLevel: options.logLevel },
       peers,
       runs,
       discardedBusyRuns: discarded,
@@ -228,16 +244,23 @@ async function main(): Promise<void> {
             ratio: ratio(now?.jobsPerSecond, before.jobsPerSecond),
             workerCpuMicrosPerJob: now?.workerCpuMicrosPerJob ?? null,
             workerCpuMicrosPerJobBefore: before.workerCpuMicrosPerJob,
+            rssPeakKb: now?.rssPeakKb ?? null,
+            rssPeakKbBefore: before.rssPeakKb,
           };
         }),
       sweep: options.sweep ? configs : undefined,
       date: new Date().toISOString(),
     };
+    report.guardFailures = options.compare ? guardFailures(report) : undefined;
     if (options.save) writeFileSync(options.save, `${JSON.stringify(report, null, 2)}\n`);
     if (options.json) console.log(JSON.stringify(report));
     else {
       if (options.markdown) useMarkdownTables();
       printReport(report);
+    }
+    if (report.guardFailures?.length) {
+      console.error(`bench: worse than ${options.compare}:\n  ${report.guardFailures.join("\n  ")}`);
+      process.exitCode = 3;
     }
     if (runs.some((r) => !r.allAccountedFor)) process.exitCode = 1;
   } finally {

@@ -21,7 +21,14 @@ export const USAGE = `Usage: npm run bench -- [options]     (node dist/scripts/b
                          (default 1): this machine's speed drifts, so compare medians of interleaved runs
   --compare <dir>        another built tsq checkout (its bin/ and dist/), run as "tsq before" taking turns
                          with this one in every round: the cost of a change, measured in one run
-                         (e.g. \`git worktree add /tmp/before <rev>\`, then npm ci and npm run build there)
+                         (e.g. \`git worktree add /tmp/before <rev>\`, then npm ci and npm run build there).
+                         Exits 3 when a fetch's worker CPU per job is more than 5% above the other's, or
+                         its RSS peak more than 10% above, naming the figure (the guard of a change)
+  --log-level <level>    TSQ_LOG_LEVEL of the tsq workers, both checkouts (default warn; info = the
+                         default of a deployment: a start and a done line per job)
+  --node-args=<args>     node options for this checkout's tsq processes only, space-separated (e.g.
+                         --node-args="--max-semi-space-size=1"): with --compare naming this same checkout,
+                         the cost of a flag
   --latency-jobs <n>     timed jobs for enqueue→start latency on the idle workers (default 1000, 0 = skip)
   --json                 print one JSON object instead of tables
   --markdown             print the tables as Markdown (to paste into docs/performance.md)
@@ -54,7 +61,13 @@ export interface Options {
   retryBusy: number;
   /** A built tsq checkout to run beside this one (--compare). */
   compare: string | undefined;
+  /** TSQ_LOG_LEVEL of every tsq worker (--log-level). */
+  logLevel: string;
+  /** Node options of this checkout's tsq processes (--node-args). */
+  nodeArgs: string[];
 }
+
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
@@ -76,6 +89,8 @@ export function parseOptions(argv: string[]): Options {
       "warm-cpus": { type: "boolean", default: false },
       "retry-busy": { type: "string", default: "0" },
       compare: { type: "string" },
+      "log-level": { type: "string", default: "warn" },
+      "node-args": { type: "string", default: "" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -95,6 +110,9 @@ export function parseOptions(argv: string[]): Options {
   const fetch = values.fetch;
   if (fetch !== "basic" && fetch !== "reliable" && fetch !== "both")
     throw new UsageError(`--fetch must be basic, reliable or both, got ${values.fetch}`);
+  const logLevel = values["log-level"];
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${logLevel}`);
   const peerNames = values.peer
     .split(",")
     .map((p) => p.trim().toLowerCase())
@@ -123,6 +141,8 @@ export function parseOptions(argv: string[]): Options {
     warmCpus: values["warm-cpus"],
     retryBusy: integer("retry-busy", 0),
     compare: values.compare === undefined ? undefined : builtCheckout(values.compare),
+    logLevel,
+    nodeArgs: values["node-args"].split(/\s+/).filter(Boolean),
   };
 }
 

@@ -59,14 +59,21 @@ export function targets(report: Report): string[] {
     // Within 5% either way is this machine's noise between interleaved rounds.
     out.push(
       `tsq / tsq before, ${r.fetch} fetch, P=${r.processes} C=${r.concurrency}, within ±5%: ${r.ratio.toFixed(3)}× ` +
-        `(worker CPU ${fixed(r.workerCpuMicrosPerJob, 1)} vs ${fixed(r.workerCpuMicrosPerJobBefore, 1)} µs/job; ` +
-        `${verdict(r.ratio >= 0.95)})`,
+        `(worker CPU ${fixed(r.workerCpuMicrosPerJob, 1)} vs ${fixed(r.workerCpuMicrosPerJobBefore, 1)} µs/job` +
+        (r.rssPeakKbBefore == null ? "" : `, RSS peak ${fmtMb(r.rssPeakKb)} vs ${fmtMb(r.rssPeakKbBefore)} MB`) +
+        `; ${verdict(r.ratio >= 0.95)})`,
     );
   }
+  if (report.guardFailures)
+    out.push(
+      report.guardFailures.length
+        ? `guard (worker CPU/job ≤ +5%, RSS peak ≤ +10% vs the build compared): FAILED: ${report.guardFailures.join("; ")}`
+        : "guard (worker CPU/job ≤ +5%, RSS peak ≤ +10% vs the build compared): passed",
+    );
   for (const r of report.fetchRatios ?? []) {
     if (r.ratio === null) continue;
     out.push(
-      `reliable / basic fetch at P=${r.processes} C=${r.concurrency} ≥ 0.80×: ${r.ratio.toFixed(2)}× (${verdict(r.ratio >= 0.8)})`,
+      `reliable / basic fetch at P=${r.processes} C=${r.concurrency} ≥ 0.85×: ${r.ratio.toFixed(2)}× (${verdict(r.ratio >= 0.85)})`,
     );
   }
   for (const r of tsqRuns.filter((run) => run.processes === 2)) {
@@ -114,12 +121,13 @@ export function printReport(report: Report): void {
     .join(" · ");
   say(
     `tsq ${machine.tsq} · Node ${machine.node} · Redis ${machine.redis} (${machine.redisWhere}) · ${machine.cpus} CPUs (${machine.cpuModel}), ` +
-      `load ${machine.loadAverage1m} before, Redis PING ${machine.redisPingMicrosP50} µs${machine.warmCpus ? ", CPUs kept warm (--warm-cpus)" : ""}` +
+      `load ${machine.loadAverage1m} before${machine.loadAverage1mAfter == null ? "" : `, ${machine.loadAverage1mAfter} after`}, Redis PING ${machine.redisPingMicrosP50} µs${machine.warmCpus ? ", CPUs kept warm (--warm-cpus)" : ""}` +
       `${peers ? ` · ${peers}` : ""}${md ? "  " : ""}`,
   );
   say(
     `${fmtInt(options.jobs)} no-op jobs per run, pushed before the clock; clock = release → queue empty; tsq fetch ${options.fetch}; ` +
-      `worker logs at warn (TSQ_LOG_LEVEL=warn; Sidekiq logger WARN)`,
+      `tsq workers log at ${options.workerLogLevel} (TSQ_LOG_LEVEL), Sidekiq's logger at WARN` +
+      (options.nodeArgs?.length ? `; this checkout's node options: ${options.nodeArgs.join(" ")}` : ""),
   );
   for (const p of Object.values(report.peers)) if (!p.available) bullet(`skipped ${p.label}: ${p.reason}`);
   say();

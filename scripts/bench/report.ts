@@ -107,6 +107,8 @@ export interface Report {
     cpus: number;
     cpuModel: string;
     loadAverage1m: number | null;
+    /** Absent from reports saved before it was added. */
+    loadAverage1mAfter?: number | null;
     redisPingMicrosP50: number | null;
     warmCpus: boolean;
     platform: string;
@@ -128,7 +130,12 @@ export interface Report {
     ratio: number | null;
     workerCpuMicrosPerJob: number | null;
     workerCpuMicrosPerJobBefore: number | null;
+    /** Absent from reports saved before the guard. */
+    rssPeakKb?: number | null;
+    rssPeakKbBefore?: number | null;
   }[];
+  /** --compare: the figures that grew past the guard's limits (guard.ts); empty when none did. */
+  guardFailures?: string[];
   sweep?: Config[];
   date: string;
 }

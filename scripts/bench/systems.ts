@@ -43,6 +43,8 @@ export interface BenchContext {
   redisPid: number | undefined;
   /** --warm-cpus spin loops. */
   spinners: number[];
+  /** TSQ_LOG_LEVEL of the tsq workers (--log-level). */
+  logLevel: string;
 }
 
 export type Probe = { available: true; version: string; ruby?: string } | { available: false; reason: string };
@@ -185,9 +187,15 @@ async function sidekiqWhereabouts(ctx: BenchContext): Promise<Whereabouts> {
 
 /**
  * tsq; with `fixedFetch` "reliable" it is its own system ("tsq-reliable"), beside a basic one. `before`:
- * another checkout (--compare), run as "tsq before".
+ * another checkout (--compare), run as "tsq before". `nodeArgs`: node's own options for its processes.
  */
-export function tsqSystem(root: string, tsqVersion: string, fixedFetch?: FetchStrategy, before = false): System {
+export function tsqSystem(
+  root: string,
+  tsqVersion: string,
+  fixedFetch?: FetchStrategy,
+  before = false,
+  nodeArgs: readonly string[] = [],
+): System {
   const jobsModule = join(root, "dist/examples/demoJobs.js");
   const reliable = fixedFetch === "reliable";
   const base = reliable ? "tsq-reliable" : "tsq";
@@ -204,9 +212,9 @@ export function tsqSystem(root: string, tsqVersion: string, fixedFetch?: FetchSt
         processes === 1
           ? [join(root, "bin/tsq.js"), ...common]
           : [join(root, "bin/tsq-cluster.js"), "--processes", String(processes), "--metrics-port", "0", ...common];
-      const child = spawnTracked("tsq", process.execPath, args, {
+      const child = spawnTracked("tsq", process.execPath, [...nodeArgs, ...args], {
         cwd: ctx.workDir, // no config/tsq.yml of the caller's is picked up
-        env: { ...process.env, TSQ_LOG_LEVEL: "warn" },
+        env: { ...process.env, TSQ_LOG_LEVEL: ctx.logLevel },
       });
       const pid = child.pid;
       let workers = processes === 1 && pid !== undefined ? [pid] : [];

@@ -15,12 +15,12 @@ import { ConfigError } from "../wire/errors.js";
 import { configureLogger, type Logger } from "../platform/logger.js";
 import { redactUrl } from "../platform/redis/connection.js";
 import { Launcher } from "../server/Launcher.js";
+import { applyWorkerV8Flags } from "../platform/v8Flags.js";
 import { Registry } from "../server/Registry.js";
 import { validateCron } from "../features/cron/index.js";
 import { configureRouting } from "../platform/attributes/WorkerRouter.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { exitOnOptionError, resolveWorkerOptions } from "../options/workerOptions.js";
-import { startWorkerMetrics } from "../metrics/serve.js";
 
 export type LifecycleSignal = "TERM" | "INT" | "TSTP" | "TTIN";
 
@@ -85,6 +85,7 @@ export function guardProcess(log: Logger): void {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  applyWorkerV8Flags();
   let options: WorkerOptions;
   let plugins: Plugin[];
   try {
@@ -110,7 +111,10 @@ export async function main(argv: string[]): Promise<void> {
     plugins,
     ownsDefaultClient: true,
   });
-  const metrics = await startWorkerMetrics(launcher, log); // undefined without --metrics-port
+  // The metrics server and its modules (node:http among them) only for a worker that serves /metrics.
+  const metrics = options.metricsPort
+    ? await (await import("../metrics/serve.js")).startWorkerMetrics(launcher, log)
+    : undefined;
   const lifecycle = lifecycleHandler(launcher, log, exit);
   handle = (signal) => {
     if (signal === "TERM" || signal === "INT") metrics?.setReady(false);

@@ -30,6 +30,7 @@ import {
 import { makeBatchDir, readBatchFile, removeBatchFiles } from "./batchFile.js";
 import { DeadChildren } from "./DeadChildren.js";
 import { claimPrimary, releasePrimary } from "./primary.js";
+import { childExecArgv } from "../platform/v8Flags.js";
 
 export { childRedis, type Child, type RestartReason, type SupervisorOptions } from "./fleet.js";
 
@@ -83,7 +84,11 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         "no private temporary directory for batch files; children report batches over IPC",
       );
     }
-    cluster.setupPrimary({ exec: fileURLToPath(new URL("../cli/childMain.js", import.meta.url)), args: [] });
+    cluster.setupPrimary({
+      exec: fileURLToPath(new URL("../cli/childMain.js", import.meta.url)),
+      args: [],
+      execArgv: childExecArgv(),
+    });
     cluster.on("exit", this.onClusterExit);
     for (const slot of this.slots) this.fork(slot);
     this.watch.start();

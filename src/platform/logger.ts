@@ -27,6 +27,7 @@ import {
 } from "pino";
 import type { PinoPretty } from "pino-pretty";
 import { redactText, safeError } from "./secrets.js";
+import { LineBatch } from "./logLines.js";
 
 export type { Logger } from "pino";
 
@@ -47,6 +48,8 @@ export interface JobScope {
   readonly client?: unknown;
   /** The running worker's logger: `logger()` inside the job logs through it (with the job's fields). */
   readonly logger?: Logger;
+  /** The worker's own lines of this job (start, done): a child of `logger` bound to `log` (jobLines). */
+  readonly lines?: Logger;
 }
 
 const jobScope = new AsyncLocalStorage<JobScope>();
@@ -74,23 +77,73 @@ function prettyStream(): DestinationStream {
   });
 }
 
-/** The fields of the job running here, on every line of a logger tsq built. */
-function jobFields(): Record<string, unknown> {
-  // A copy: pino's default merge writes the line's own fields into the object the mixin returns.
-  const context = jobScope.getStore()?.log;
-  return context ? { ...context } : {};
+/** What the mixin returns when a line gets no job fields: merged as nothing (mergeJobFields). */
+const NO_FIELDS: Record<string, unknown> = Object.freeze({});
+
+/**
+ * The fields of the job running here, on every line of a logger tsq built; none on the lines of the
+ * job's own bound child (jobLines), which carries them already.
+ */
+function jobFields(_line: object, _level: number, logger: Logger): Record<string, unknown> {
+  const scope = jobScope.getStore();
+  if (scope === undefined || scope.lines === logger) return NO_FIELDS;
+  // A copy: the merge below writes the line's own fields into the object the mixin returns.
+  return { ...scope.log };
+}
+
+/** pino's default merge (the line's fields over the mixin's), without a copy when there is nothing to add. */
+function mergeJobFields(line: object, fields: object): object {
+  return fields === NO_FIELDS ? line : Object.assign(fields, line);
 }
 
 function build(level: LevelWithSilent, base: Record<string, unknown>, destination?: DestinationStream): Logger {
+  const target = destination ?? (wantsPretty() ? prettyStream() : jsonStream());
   const options = {
     level,
     base: { pid: process.pid, ...base },
     mixin: jobFields,
+    mixinMergeStrategy: mergeJobFields,
     serializers: { err: safeError, error: safeError },
-    hooks: { streamWrite: redactText },
+    // A LineBatch redacts its batches itself.
+    hooks: target instanceof LineBatch ? {} : { streamWrite: redactText },
   };
-  const target = destination ?? (wantsPretty() ? prettyStream() : undefined);
   return target ? pino(options, target) : pino(options);
+}
+
+/**
+ * JSON on stdout, a turn's lines in one synchronous write (logLines.ts) through pino's own stream
+ * (sonic-boom on fd 1). When something replaced process.stdout.write (a test runner capturing
+ * output), pino's default instead: through it, line by line.
+ */
+function jsonStream(): DestinationStream | undefined {
+  const stdout = process.stdout as NodeJS.WriteStream & { constructor: { prototype: { write: unknown } } };
+  if (stdout.write !== stdout.constructor.prototype.write) return undefined;
+  return new LineBatch(pino.destination({ dest: 1, sync: true }));
+}
+
+/**
+ * The logger of the worker's own lines of one job (start, done, fail): a child of `base` bound to the
+ * job's fields, so that they are serialized once for the job instead of once per line (pino writes a
+ * child's bindings as ready text). Only for a logger tsq built, at a level that writes the start line,
+ * and fields that pino writes the same either way; otherwise `base`, whose mixin adds them per line.
+ */
+export function jobLines(base: Logger, context: JobLogContext): Logger {
+  if ((base as unknown as Record<symbol, unknown>)[pino.symbols.mixinSym] !== jobFields) return base;
+  if (!base.isLevelEnabled("info") || !sameAsBinding(context)) return base;
+  return base.child(context);
+}
+
+/**
+ * True when every field is a string that pino serializes alike as a line's field and as a binding: a
+ * binding goes through JSON.stringify, a field's string through pino's own quoting, and the two differ
+ * only on a lone surrogate (escaped by the one, written raw by the other).
+ */
+function sameAsBinding(context: JobLogContext): boolean {
+  for (const key in context) {
+    const value = context[key];
+    if (typeof value !== "string" || !value.isWellFormed()) return false;
+  }
+  return true;
 }
 
 type LogMethods = Pick<Logger, "trace" | "debug" | "info" | "warn" | "error" | "fatal">;

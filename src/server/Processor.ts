@@ -11,7 +11,7 @@
 import { performance } from "node:perf_hooks";
 import { JobCancelledError, JobInterrupted, JobSuspended, UnknownJobError } from "../wire/errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../wire/payload.js";
-import { withJobScope } from "../platform/logger.js";
+import { jobLines, withJobScope, type Logger } from "../platform/logger.js";
 import { jobLogContext } from "../platform/correlation.js";
 import type { Chain } from "../platform/Chain.js";
 import type { ServerContext, ServerMiddlewareArgs, JobOutcome } from "./context.js";
@@ -82,19 +82,21 @@ export class Processor {
       startedMs: performance.now(),
     });
     try {
-      // One scope: its log fields, the worker's client for the job's own pushes, and the worker's logger
-      // for what the job logs with `logger` (an app's logger given to the worker gets those lines too).
-      await withJobScope(
-        { log: jobLogContext(job, unit.queue), client: this.ctx.client, logger: this.ctx.logger },
-        () => this.execute(job, unit, slot),
+      // One scope: its log fields, the worker's client for the job's own pushes, the worker's logger
+      // for what the job logs with `logger` (an app's logger given to the worker gets those lines too),
+      // and the one the worker's own lines of this job go through, bound to its fields once.
+      const log = jobLogContext(job, unit.queue);
+      const lines = jobLines(this.ctx.logger, log);
+      await withJobScope({ log, client: this.ctx.client, logger: this.ctx.logger, lines }, () =>
+        this.execute(job, unit, slot, lines),
       );
     } finally {
       this.ctx.state.end(slot.tid);
     }
   }
 
-  private async execute(job: JobPayload, unit: UnitOfWork, slot: Slot): Promise<void> {
-    const { logger, events } = this.ctx;
+  private async execute(job: JobPayload, unit: UnitOfWork, slot: Slot, logger: Logger): Promise<void> {
+    const { events } = this.ctx;
     // Kill switches and expiry take a job before it starts. No await when none applies (a plain
     // `false`): the common case costs a function call per plug-in that intercepts.
     for (const intercept of this.intercepts) {

@@ -95,6 +95,11 @@ export class FleetJob extends Job {
  * Cheap counter for the cluster drain tests: INCR `counted` and SETBIT `counted:bits` <index>, so a
  * test can check both the number of runs and that every index ran at least once (BITCOUNT).
  */
+/** Does nothing: a job whose cost is all the worker's. */
+export class NoopJob extends Job {
+  perform(): void {}
+}
+
 export class CountJob extends Job {
   async perform(index: number): Promise<void> {
     await redis().multi().incr("counted").setbit("counted:bits", index, 1).exec();

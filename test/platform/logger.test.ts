@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
-import { configureLogger, logger, withJobContext } from "../../src/platform/logger.js";
+import { configureLogger, jobLines, logger, withJobContext, withJobScope } from "../../src/platform/logger.js";
+import { registerSecret } from "../../src/platform/secrets.js";
 
 test("job context is on every line inside the job, on none outside, and line fields never leak", async () => {
   const lines: Record<string, unknown>[] = [];
@@ -47,4 +48,52 @@ test("the application's own pino: tsq logs through a child of it, with job conte
   assert.ok(!JSON.stringify(lines[2]).includes("hunter2"), "only the error's name, message and stack are kept");
   configureLogger({ level: "info" });
   assert.equal(typeof logger().info, "function");
+});
+
+test("a job's own lines through jobLines are byte for byte those of the mixin, redaction included", async () => {
+  const raw: string[] = [];
+  registerSecret("pw-for-lines-test");
+  const root = configureLogger({
+    level: "info",
+    base: { child: 2 },
+    destination: { write: (s: string) => void raw.push(s) },
+  });
+  const contexts = [
+    { jid: "a1", class: "PlainJob", queue: "default" },
+    { jid: "a2", class: 'Quo"ted\\Job', queue: "tab\there", correlation_id: "req-pw-for-lines-test-1" },
+    { jid: "a3", class: "Long".repeat(40), queue: "é-ü-日本-😀" },
+  ];
+  for (const log of contexts) {
+    const lines = jobLines(root, log);
+    assert.notEqual(lines, root, "a child bound to the job's fields");
+    await withJobScope({ log, logger: root, lines }, async () => {
+      lines.info("start");
+      root.info("start");
+      lines.info({ elapsed_ms: 1.5, status: "done" }, "done");
+      root.info({ elapsed_ms: 1.5, status: "done" }, "done");
+      lines.warn({ err: new Error("boom") }, "fail");
+      root.warn({ err: new Error("boom") }, "fail");
+    });
+  }
+  const timeless = raw.map((line) => line.replace(/"time":\d+/, "").replace(/"stack":"(?:[^"\\]|\\.)*"/, ""));
+  for (let i = 0; i < timeless.length; i += 2) assert.equal(timeless[i], timeless[i + 1]);
+  assert.ok(
+    raw.every((line) => !line.includes("pw-for-lines-test")),
+    "the registered secret is masked",
+  );
+  assert.equal(raw.filter((line) => line.includes('"jid":"a2"')).length, 6);
+  assert.ok(
+    raw.every((line) => line.split('"jid"').length === 2),
+    "no field twice",
+  );
+});
+
+test("jobLines falls back to the mixin where a binding would differ: a lone surrogate, a quiet level, an app's logger", () => {
+  const root = configureLogger({ level: "info", destination: { write: () => undefined } });
+  assert.equal(jobLines(root, { jid: "b1", class: "Odd\ud800Job", queue: "default" }), root);
+  const quiet = configureLogger({ level: "warn", destination: { write: () => undefined } });
+  assert.equal(jobLines(quiet, { jid: "b2", class: "Job", queue: "default" }), quiet);
+  const app = pino({ level: "info" }, { write: () => undefined });
+  assert.equal(jobLines(app, { jid: "b3", class: "Job", queue: "default" }), app);
+  configureLogger({ level: "info" });
 });

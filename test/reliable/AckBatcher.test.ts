@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { useRedis } from "../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { pushJobs } from "../helpers/fixtures.js";
-import { AckBatcher, type AckedJob } from "../../src/server/fetch/AckBatcher.js";
+import { AckBatcher, type AckedJob, type FetchOutlook } from "../../src/server/fetch/AckBatcher.js";
 import { ackMark, wholeJob } from "../../src/server/fetch/ackMark.js";
 import { logger } from "../../src/platform/logger.js";
 
@@ -112,6 +112,88 @@ test("acks that rode a failed fetch are sent on their own, and acks queued meanw
   assert.deepEqual(settled.map((job) => job.seq).sort(), [a.seq, b.seq].sort(), "both settled");
 });
 
+/** Turns of the event loop. */
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Calls of ack-jobs-1.lua since the last RESETSTAT. */
+async function ackCalls(): Promise<number> {
+  const stats = await handle.redis.info("commandstats");
+  return (
+    Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) +
+    Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0)
+  );
+}
+
+test("acks wait for the answer of a fetch on its way, then ride the fetch after it; with none coming, they go on their own", async () => {
+  const jobs = Array.from({ length: 3 }, (_, i) => fetched(payload(jid(800 + i))));
+  await handle.redis.rpush(KEY, ...jobs.map((j) => j.raw));
+  await handle.redis.config("RESETSTAT");
+  let outlook: FetchOutlook = "answering";
+  const acks = new AckBatcher(handle.redis, logger(), undefined, () => outlook);
+  acks.ack(KEY, jobs[0]!);
+  await turns(20);
+  assert.equal(await ackCalls(), 0, "no call of their own while the fetch on its way may be followed by one");
+  // The fetch is answered and the next one goes out within the turn: the ack rides it.
+  outlook = "soon";
+  acks.fetchAnswered();
+  const riding = acks.ride([KEY]);
+  assert.deepEqual(riding?.marks, [ackMark(jobs[0]!.raw)]);
+  riding!.settle();
+  await turns(5);
+  assert.equal(await ackCalls(), 0, "carried by the fetch");
+
+  // Answered, and no fetch follows: after a turn's grace they go on their own.
+  outlook = "answering";
+  acks.ack(KEY, jobs[1]!);
+  await turns(5);
+  outlook = "soon";
+  acks.fetchAnswered();
+  await eventually(async () => (await ackCalls()) === 1, 5_000, "sent on their own");
+
+  // A fetch that waits in Redis for a job cannot carry them: at once.
+  outlook = "none";
+  acks.ack(KEY, jobs[2]!);
+  await eventually(async () => (await ackCalls()) === 2, 5_000, "sent on their own at once");
+  await acks.drain();
+  assert.deepEqual(
+    await handle.redis.lrange(KEY, 0, -1),
+    [jobs[0]!.raw.toString()],
+    "the first was carried by a fetch this test never sent",
+  );
+});
+
+test("a worker draining a backlog with reliable fetch makes one call per batch: its acks ride the fetches", async () => {
+  await handle.redis.flushdb();
+  await pushJobs(
+    handle.url,
+    "NoopJob",
+    Array.from({ length: 5_000 }, () => []),
+  );
+  await handle.redis.rename("queue:default", "staged");
+  const tsq = startTsq(["-r", TEST_JOBS, "--fetch", "reliable", "-c", "50"], { REDIS_URL: handle.url });
+  await tsq.waitForLine((l) => l.msg === "tsq worker started");
+  await handle.redis.config("RESETSTAT");
+  await handle.redis.rename("staged", "queue:default");
+  const left = async () => {
+    const lists = await handle.redis.keys("queue:*");
+    return (await Promise.all(lists.map((list) => handle.redis.llen(list)))).reduce((a, b) => a + b, 0);
+  };
+  await eventually(async () => (await left()) === 0, 60_000, "every job ran and was acknowledged");
+  const stats = await handle.redis.info("commandstats");
+  const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  // reliable-fetch.lua moves with one LPUSH per call: its count is the number of fetches.
+  const fetches = calls("lpush");
+  const scripts = calls("evalsha") + calls("eval");
+  assert.ok(fetches >= 100, `${fetches} fetches of at most 50 jobs`);
+  // Acks sent on their own would make it two per batch.
+  assert.ok(scripts <= fetches * 1.3 + 5, `${scripts} script calls for ${fetches} fetches: acks went on their own`);
+  assert.equal(await tsq.stop(), 0);
+  assert.equal(await handle.redis.get("stat:processed"), "5000", "every job ran once");
+  await handle.redis.flushdb();
+});
+
 test("acks wait for Redis once more than 1,024 are pending", async () => {
   const acks = new AckBatcher(handle.redis, logger());
   await handle.redis.client("PAUSE", 500, "ALL"); // Redis answers nothing for 0.5 s
@@ -142,6 +224,8 @@ test("a graceful stop under load: every job runs exactly once (acks drained befo
     assert.equal(await tsq.stop(), 0);
   }
   const last = startTsq(["-r", TEST_JOBS, "--fetch", "reliable", "-c", "50"], { REDIS_URL: handle.url });
+  // Started before it is stopped (the three rounds may have run every job already).
+  await last.waitForLine((l) => l.msg === "tsq worker started");
   // Every job ran: an empty queue is not enough, as jobs fetched ahead wait in the private list.
   await eventually(async () => (await handle.redis.bitcount("counted:bits")) === 20_000, 60_000, "every job ran");
   assert.equal(await last.stop(), 0);

@@ -13,14 +13,25 @@
 import type { Logger } from "../../platform/logger.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
 
-/** A fetched job as the reconciler sees it: which private list it came through, and its exact bytes. */
+/**
+ * A fetched job as the reconciler sees it: which private list it came through, its exact bytes, and
+ * its place in the reconciler's table while held (-1 when not held).
+ */
 export interface HeldJob {
   readonly privateKey: string;
   readonly raw: Buffer;
+  heldAt: number;
 }
 
 export class Reconciler {
-  private readonly held = new Set<HeldJob>();
+  /**
+   * The jobs held, each in the slot its `heldAt` names; a slot freed by a release is reused by the next
+   * hold. A dense array rather than a Set: a Set whose entries come and go at job rate rehashes its
+   * table in V8's old generation; this table stays as long as the most jobs held at once (the slots
+   * plus one batch fetched ahead).
+   */
+  private readonly held: (HeldJob | undefined)[] = [];
+  private readonly freeSlots: number[] = [];
   /** Set when the fetch connection closed after having been up; cleared by a successful reconcile. */
   private needed = false;
 
@@ -42,11 +53,18 @@ export class Reconciler {
   }
 
   hold(job: HeldJob): void {
-    this.held.add(job);
+    if (job.heldAt >= 0) return;
+    const slot = this.freeSlots.pop() ?? this.held.length;
+    this.held[slot] = job;
+    job.heldAt = slot;
   }
 
   release(job: HeldJob): void {
-    this.held.delete(job);
+    const slot = job.heldAt;
+    if (slot < 0 || this.held[slot] !== job) return;
+    this.held[slot] = undefined;
+    this.freeSlots.push(slot);
+    job.heldAt = -1;
   }
 
   /** Puts back what a lost reply left behind, if the connection was lost since the last call. */
@@ -56,7 +74,7 @@ export class Reconciler {
     let moved = 0;
     try {
       for (const { privateKey, queueKey } of this.lists) {
-        const held = [...this.held].filter((job) => job.privateKey === privateKey).map((job) => job.raw);
+        const held = this.held.flatMap((job) => (job?.privateKey === privateKey ? [job.raw] : []));
         moved += await this.blocking.reconcile(privateKey, queueKey, ...held);
       }
     } catch (error) {

@@ -31,6 +31,8 @@ class ReliableUnit implements UnitOfWork {
   readonly job: string;
   /** Fetch order: the private list holds the jobs oldest-fetched at the tail, and acks go in that order. */
   readonly seq: number;
+  /** Its slot in the reconciler's table while held. */
+  heldAt = -1;
 
   constructor(
     private readonly fetch: ReliableFetch,
@@ -64,8 +66,10 @@ export class ReliableFetch implements Fetcher {
   private readonly ahead: FetchAhead<ReliableUnit>;
   private readonly order: QueueOrder;
   private readonly idle = new AbortController();
-  /** A fetch is on its way to Redis or waiting there: acks finished meanwhile cannot ride with it. */
+  /** A reliable-fetch.lua call is on its way: acks finished meanwhile ride the fetch after it. */
   private fetching = false;
+  /** A fetch waits in Redis for a job (BLMOVE), or the idle pause between polls: acks go on their own. */
+  private waiting = false;
   /** Jobs fetched so far: each unit's `seq`. Per fetcher, as each one batches only its own acks. */
   private fetched = 0;
 
@@ -96,7 +100,7 @@ export class ReliableFetch implements Fetcher {
       redis,
       logger,
       (unit) => reconciler.release(unit),
-      () => !this.fetching && !this.idle.signal.aborted,
+      () => (this.waiting || this.idle.signal.aborted ? "none" : this.fetching ? "answering" : "soon"),
     );
     this.ahead = new FetchAhead<ReliableUnit>(
       (max) => this.fetchAhead(max),
@@ -134,21 +138,26 @@ export class ReliableFetch implements Fetcher {
 
   /** Jobs of the first non-empty queue (with `wait`, waiting for one when all are empty), held. */
   private async move(queues: string[], max: number, wait: boolean): Promise<ReliableUnit[]> {
-    this.fetching = true;
-    try {
-      const units = await this.moveOrWait(queues, max, wait);
-      for (const unit of units) this.reconciler.hold(unit);
-      return units;
-    } finally {
-      this.fetching = false;
+    let units = await this.moveNow(queues, max);
+    if (units.length === 0 && wait) {
+      this.waiting = true;
+      try {
+        units = await this.waitForJob(queues);
+      } finally {
+        this.waiting = false;
+      }
     }
+    for (const unit of units) this.reconciler.hold(unit);
+    return units;
   }
 
-  private async moveOrWait(queues: string[], max: number, wait: boolean): Promise<ReliableUnit[]> {
+  /** One reliable-fetch.lua call, carrying the acks waiting for these queues' private lists. */
+  private async moveNow(queues: string[], max: number): Promise<ReliableUnit[]> {
     const privateKeys = queues.map((q) => privateQueueKey(this.identity, q));
     const keys = queues.flatMap((q, i) => [queueKey(q), privateKeys[i]!]);
     const riding = this.acks.ride(privateKeys);
     let found: [number, ...Buffer[]] | null;
+    this.fetching = true;
     try {
       // On the fetcher's own connection: the shared one is auto-pipelined, and ioredis sends an auto
       // pipeline only once the previous one is answered, so a fetch there waited for the acks before it.
@@ -156,17 +165,21 @@ export class ReliableFetch implements Fetcher {
     } catch (error) {
       riding?.settle(error);
       throw error;
+    } finally {
+      this.fetching = false;
+      this.acks.fetchAnswered();
     }
     riding?.settle();
-    if (found) {
-      const [index, ...jobs] = found;
-      const queue = queues[index - 1]!;
-      const privateKey = privateQueueKey(this.identity, queue);
-      return jobs.map((job) => new ReliableUnit(this, privateKey, queue, job, this.fetched++));
-    }
-    if (!wait) return [];
+    if (!found) return [];
+    const [index, ...jobs] = found;
+    const queue = queues[index - 1]!;
+    const privateKey = privateQueueKey(this.identity, queue);
+    return jobs.map((job) => new ReliableUnit(this, privateKey, queue, job, this.fetched++));
+  }
+
+  /** All queues were empty: with one queue, BLMOVE waits for a job (or the timeout); with several, a pause. */
+  private async waitForJob(queues: string[]): Promise<ReliableUnit[]> {
     if (queues.length === 1) {
-      // Nothing there: block on the one queue until a job arrives (or the timeout).
       const queue = queues[0]!;
       const privateKey = privateQueueKey(this.identity, queue);
       const job = await this.blocking.blmoveBuffer(queueKey(queue), privateKey, "RIGHT", "LEFT", this.timeout);
