@@ -3,7 +3,7 @@
  * jid in a separate plain Redis named by TSQ_RECORD_URL (the "application database"), so runs lost or
  * repeated by a fault under test show as they are.
  */
-import { Job } from "../../src/index.js";
+import { Job, defaultClient } from "../../src/index.js";
 import { connect, type TsqRedis } from "../../src/platform/redis/connection.js";
 
 let record: TsqRedis | undefined;
@@ -19,11 +19,19 @@ async function recordRun(jid: string, queue: string): Promise<void> {
   await recordRedis().multi().sadd("done", jid).incr("runs").incr(`ran:${queue}`).exec();
 }
 
-/** Sleeps `ms`, then records its run. */
+/**
+ * Sleeps `ms`, then records its run, and bumps a probe in its own slot group (through the worker's
+ * client), by which a fault test sees the first job completed against a promoted master.
+ */
 export class ClusterRecordJob extends Job {
   async perform(ms = 0): Promise<void> {
     if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
     await recordRun(this.jid, String(this.payload?.queue));
+    // The worker's client writes the job's queue's group; a write lost in a failover is fine to lose.
+    await defaultClient()
+      .redisFor(String(this.payload?.queue))
+      .incr("probe:completed")
+      .catch(() => undefined);
   }
 }
 
