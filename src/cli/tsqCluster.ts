@@ -16,6 +16,7 @@ import { exitOnOptionError } from "../options/workerOptions.js";
 import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
 import { ShardConnections } from "../platform/shards/ShardConnections.js";
 import { shardMapOf } from "../platform/shards/serve.js";
+import { withClusterGroups } from "../platform/shards/discoverGroups.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import { Cluster } from "../library/Cluster.js";
 import { groupQueueLists, planCluster } from "../cluster/plan.js";
@@ -29,7 +30,7 @@ async function printPlan(options: ClusterOptions, log: Logger): Promise<void> {
   });
   let children: ChildPlan[];
   try {
-    children = await planCluster(options, shards, log);
+    children = await planCluster(options, await withClusterGroups(shards), log);
   } catch (error) {
     process.stderr.write(redactText(`tsq-cluster: ${error instanceof Error ? error.message : String(error)}\n`));
     process.exit(2);

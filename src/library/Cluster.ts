@@ -17,6 +17,7 @@ import { logger as rootLogger, type Logger } from "../platform/logger.js";
 import { connect, redactUrl, type TsqRedis } from "../platform/redis/connection.js";
 import { ShardConnections } from "../platform/shards/ShardConnections.js";
 import { shardMapOf } from "../platform/shards/serve.js";
+import { withClusterGroups } from "../platform/shards/discoverGroups.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import { TsqError } from "../wire/errors.js";
 import { Supervisor, type RestartReason } from "../cluster/Supervisor.js";
@@ -179,7 +180,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
     };
     let plan: ChildPlan[];
     try {
-      plan = await planCluster(options, shards, log);
+      plan = await planCluster(options, await withClusterGroups(shards), log);
     } catch (error) {
       disconnect();
       throw error;

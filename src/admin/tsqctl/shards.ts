@@ -10,6 +10,8 @@
 import type { Command } from "commander";
 import { resolveWorkerFlags } from "../../options/workerOptions.js";
 import { shardMapOf } from "../../platform/shards/serve.js";
+import { discoverGroups } from "../../platform/shards/discoverGroups.js";
+import { groupOfUrl, isClusterUrl } from "../../platform/redis/clusterUrl.js";
 import type { ShardMap } from "../../platform/shards/ShardMap.js";
 import { resolveRedisUrl, UsageError, type CliIO } from "./common.js";
 import type { StatsJson } from "./views.js";
@@ -52,9 +54,18 @@ export function applyShardOption(action: Command, io: CliIO): void {
  * The Redis URLs a cross-shard overview reads: every shard's when the config lists shards and no
  * --redis-url or --shard chose one; else undefined (one Redis, as without shards).
  */
-export function everyShard(flags: ShardFlags, io: CliIO): { shard: string; url: string }[] | undefined {
-  if (flags.redisUrl !== undefined || flags.shard !== undefined) return undefined;
+export async function everyShard(flags: ShardFlags, io: CliIO): Promise<{ shard: string; url: string }[] | undefined> {
+  if (flags.shard !== undefined) return undefined;
+  // A Redis Cluster URL without a group is the whole cluster: every group, as a config naming it.
+  const wholeCluster =
+    flags.redisUrl !== undefined && isClusterUrl(flags.redisUrl) && groupOfUrl(flags.redisUrl) === undefined;
+  if (flags.redisUrl !== undefined && !wholeCluster) return undefined;
   const map = shardMap(flags, io);
+  if (map.cluster) {
+    const { unreachable } = await discoverGroups(map);
+    for (const node of unreachable)
+      io.err(`tsqctl: Redis Cluster master ${node} does not answer; the slot groups it holds are not listed\n`);
+  }
   return map.sharded ? map.all().map(({ name, url }) => ({ shard: name, url })) : undefined;
 }
 
@@ -109,6 +120,6 @@ export function queueUrl(flags: ShardFlags, io: CliIO, queue: string): string {
 }
 
 /** Where a fleet-wide setting (a kill switch) is written: every shard, unless one Redis was chosen. */
-export function settingUrls(flags: ShardFlags, io: CliIO): string[] {
-  return everyShard(flags, io)?.map(({ url }) => url) ?? [resolveRedisUrl(flags.redisUrl, io)];
+export async function settingUrls(flags: ShardFlags, io: CliIO): Promise<string[]> {
+  return (await everyShard(flags, io))?.map(({ url }) => url) ?? [resolveRedisUrl(flags.redisUrl, io)];
 }

@@ -102,3 +102,16 @@ export function clusterUrlFor(url: string, group: string): string {
   if (!match) throw new ConfigError(`not a Redis Cluster URL: ${CLUSTER_URL_FORMAT}`);
   return `${match[1]}/${encodeURIComponent(group)}${match[2] ?? ""}`;
 }
+
+/** `url` (a cluster URL) without a group: a connection that adds no tag. */
+export function clusterBaseUrl(url: string): string {
+  const match = /^(rediss?\+cluster:\/\/[^/?#]+)(?:\/[^?#]*)?(\?[^#]*)?$/i.exec(url);
+  if (!match) throw new ConfigError(`not a Redis Cluster URL: ${CLUSTER_URL_FORMAT}`);
+  return `${match[1]}${match[2] ?? ""}`;
+}
+
+/** The group a cluster URL names (its path), if any. */
+export function groupOfUrl(url: string): string | undefined {
+  const group = /^rediss?\+cluster:\/\/[^/?#]+\/([^/?#]+)/i.exec(url)?.[1];
+  return group === undefined ? undefined : decode(group);
+}

@@ -17,7 +17,7 @@
  * Pure: no connections (see ShardClients and the cluster for those).
  */
 import { ConfigError } from "../../wire/errors.js";
-import { checkGroupName, clusterUrlFor, isClusterUrl } from "../redis/clusterUrl.js";
+import { checkGroupName, clusterUrlFor, groupOfUrl, isClusterUrl } from "../redis/clusterUrl.js";
 import { redactUrl } from "../redis/connection.js";
 
 /** The shard of every queue that no `shards:` entry lists: the top-level Redis. */
@@ -86,6 +86,15 @@ export class ShardMap {
   /** True when `shards:` names at least one shard besides the default, and always on a cluster. */
   get sharded(): boolean {
     return this.cluster || this.byName.size > 1;
+  }
+
+  /**
+   * On a cluster, adds slot groups found in Redis (discoverGroups.ts) to those `all()` and `names()`
+   * list: an unlisted queue's group is known only once it holds keys.
+   */
+  remember(groups: readonly string[]): void {
+    if (!this.cluster) return;
+    for (const group of groups) if (!this.byName.has(group) && this.has(group)) this.byName.set(group, this.get(group));
   }
 
   /** Every shard, the default first. */
@@ -172,6 +181,5 @@ export class ShardMap {
  * path), else the default group.
  */
 export function clusterShards(url: string): { map: ShardMap; home: string } {
-  const group = /^rediss?\+cluster:\/\/[^/?#]+\/([^/?#]+)/i.exec(url)?.[1];
-  return { map: new ShardMap(url), home: group === undefined ? DEFAULT_SHARD : decodeURIComponent(group) };
+  return { map: new ShardMap(url), home: groupOfUrl(url) ?? DEFAULT_SHARD };
 }

@@ -15,6 +15,7 @@ import { useRedis } from "../../helpers/redis.js";
 import { useRedisCluster, type RedisClusterSetup } from "../../helpers/redisCluster.js";
 import { ROOT, eventually, startTsq, type TsqProcess } from "../../helpers/tsqProcess.js";
 import { scratchDir } from "../../helpers/fixtures.js";
+import { tsqctl as runTsqctl } from "../../helpers/tsqctl.js";
 
 const record = useRedis();
 const JOBS = join(ROOT, "dist/test/jobs/clusterJobs.js");
@@ -163,4 +164,29 @@ test("a process whose queues are in two slot groups is refused at start, naming 
   assert.notEqual(code, 0);
   assert.match(proc.output(), /one slot group/);
   assert.match(proc.output(), /one \(group one\) and two \(group two\)/);
+});
+
+test("tsqctl stats and queues add up every slot group found on the cluster", async (t) => {
+  const setup = await theCluster();
+  const client = new Client({ redis: setup.url });
+  t.after(() => client.close());
+  await client.pushBulk({ class: "ClusterRecordJob", queue: "count-a", args: [[0], [0]] });
+  await client.push({ class: "ClusterRecordJob", queue: "count-b", args: [0] });
+  const env = { ...process.env, REDIS_URL: "redis://127.0.0.1:1/0" };
+  const queues = await runTsqctl(["queues", "--json", "--redis-url", setup.url], env);
+  assert.equal(queues.exitCode, 0, queues.stderr);
+  const listed = JSON.parse(queues.stdout) as { name: string; size: number; shard?: string }[];
+  assert.deepEqual(
+    listed.filter((q) => q.name.startsWith("count-")).map((q) => [q.name, q.size, q.shard]),
+    [
+      ["count-a", 2, "count-a"],
+      ["count-b", 1, "count-b"],
+    ],
+  );
+  const stats = await runTsqctl(["stats", "--json", "--redis-url", setup.url], env);
+  assert.equal(stats.exitCode, 0, stats.stderr);
+  const json = JSON.parse(stats.stdout) as { enqueued: number; shards: Record<string, { enqueued: number }> };
+  assert.equal(json.shards["count-a"]?.enqueued, 2);
+  assert.equal(json.shards["count-b"]?.enqueued, 1);
+  assert.ok(json.enqueued >= 3);
 });
