@@ -157,15 +157,6 @@ for (const fetch of ["basic", "reliable"] as const) {
   });
 }
 
-test("a process whose queues are in two slot groups is refused at start, naming both", async () => {
-  const setup = await theCluster();
-  const proc = worker(configFile(setup), ["-q", "one", "-q", "two"]);
-  const code = await proc.exited;
-  assert.notEqual(code, 0);
-  assert.match(proc.output(), /one slot group/);
-  assert.match(proc.output(), /one \(group one\) and two \(group two\)/);
-});
-
 test("tsqctl stats and queues add up every slot group found on the cluster", async (t) => {
   const setup = await theCluster();
   const client = new Client({ redis: setup.url });
@@ -190,3 +181,45 @@ test("tsqctl stats and queues add up every slot group found on the cluster", asy
   assert.equal(json.shards["count-b"]?.enqueued, 1);
   assert.ok(json.enqueued >= 3);
 });
+
+/** What refuses to run on a cluster, each named with its reason at start (docs/redis-connections.md). */
+const REFUSALS: { feature: string; jobs: string; args: string[]; config?: string; message: RegExp }[] = [
+  {
+    feature: "fetch order across slot groups",
+    jobs: JOBS,
+    args: ["-q", "first,2", "-q", "second,1"],
+    message: /a process serves one slot group.*first \(group first\) and second \(group second\)/,
+  },
+  {
+    feature: "durable jobs",
+    jobs: join(ROOT, "dist/test/jobs/durableJobs.js"),
+    args: ["-q", "default"],
+    message: /durable jobs \(DurableJob\) does not run on a Redis Cluster: a signal is sent by event name/,
+  },
+  {
+    feature: "job outcomes",
+    jobs: join(ROOT, "dist/test/jobs/outcomeJobs.js"),
+    args: ["-q", "default"],
+    message: /job outcomes \(static options result: .*\) does not run on a Redis Cluster/,
+  },
+  {
+    feature: "sidekiq_cron",
+    jobs: JOBS,
+    args: ["-q", "default"],
+    config: "sidekiq_cron: true\n",
+    message: /sidekiq_cron does not run on a Redis Cluster: .*Ruby Sidekiq cannot join/,
+  },
+];
+
+for (const refusal of REFUSALS) {
+  test(`on a cluster, ${refusal.feature} refuses at start, naming itself and the reason`, async () => {
+    const setup = await theCluster();
+    const proc = startTsq(["-r", refusal.jobs, "-C", configFile(setup, refusal.config), ...refusal.args], {
+      TSQ_RECORD_URL: record.url,
+      REDIS_URL: "redis://127.0.0.1:1/0",
+    });
+    const code = await proc.exited;
+    assert.notEqual(code, 0, proc.output());
+    assert.match(proc.output().replace(/\s+/g, " "), refusal.message);
+  });
+}
