@@ -17,13 +17,28 @@ const SCAN_DEADLINE_MS = 3000;
 
 export interface DiscoveredGroups {
   groups: string[];
-  /** Masters that did not answer, as host:port. */
+  /** Masters that did not answer, as "host:port (slots a-b,...)". */
   unreachable: string[];
 }
 
 /** The group name of a `{group}queues` or `{group}processes` key; undefined for any other key. */
 export function groupOfKey(key: string): string | undefined {
   return /^\{([^{}]+)\}(?:queues|processes)$/.exec(key)?.[1];
+}
+
+/** The slots `address` serves, as ranges ("0-5460,10923"), from the client's slot table. */
+function slotRanges(slots: string[][], address: string): string {
+  const ranges: string[] = [];
+  let from = -1;
+  for (let slot = 0; slot <= slots.length; slot++) {
+    const mine = slots[slot]?.[0] === address;
+    if (mine && from === -1) from = slot;
+    if (!mine && from !== -1) {
+      ranges.push(from === slot - 1 ? String(from) : `${from}-${slot - 1}`);
+      from = -1;
+    }
+  }
+  return ranges.join(",") || "none";
 }
 
 /** Scans every master of `map`'s cluster and adds the groups found to the map (ShardMap.remember). */
@@ -48,7 +63,8 @@ export async function discoverGroups(map: ShardMap): Promise<DiscoveredGroups> {
           }
         } while (cursor !== "0");
       } catch {
-        unreachable.push(`${node.options.host ?? "?"}:${node.options.port ?? "?"}`);
+        const address = `${node.options.host ?? "?"}:${node.options.port ?? "?"}`;
+        unreachable.push(`${address} (slots ${slotRanges((redis as unknown as Cluster).slots, address)})`);
       }
     }
   } finally {
