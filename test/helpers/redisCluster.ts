@@ -30,6 +30,8 @@ export interface RedisClusterSetup {
   masters(): Promise<number[]>;
   /** The port of the replica of master `port` (from CLUSTER NODES of a live node). */
   replicaOf(port: number): Promise<number | undefined>;
+  /** The cluster node id of node `port` (CLUSTER MYID). */
+  nodeId(port: number): Promise<string>;
   /** Kills node `port` with `signal` (SIGKILL: no chance to hand over anything). */
   kill(port: number, signal?: NodeJS.Signals): Promise<void>;
   /** Kills every node and removes their directory. */
@@ -238,6 +240,9 @@ export async function startRedisCluster(): Promise<RedisClusterSetup> {
     },
     async masters() {
       return (await clusterNodes()).filter((line) => line.master && !line.failed).map((line) => line.port);
+    },
+    async nodeId(port) {
+      return String(await probes.get(port)!.call("CLUSTER", "MYID"));
     },
     async replicaOf(port) {
       const lines = await clusterNodes();
