@@ -28,6 +28,11 @@ export function addShardOptions(command: Command): Command {
     .option("--shard <name>", "work on this shard of the config's shards: (default: the top-level Redis)");
 }
 
+/** A Redis Cluster URL without a group is the whole cluster: every group, as a config naming it. */
+function wholeCluster(url: string): boolean {
+  return isClusterUrl(url) && groupOfUrl(url) === undefined;
+}
+
 /** The config's shard map, with the default shard's URL from --redis-url / the file / REDIS_URL. */
 export function shardMap(flags: ShardFlags, io: CliIO): ShardMap {
   const { options } = resolveWorkerFlags(
@@ -56,10 +61,7 @@ export function applyShardOption(action: Command, io: CliIO): void {
  */
 export async function everyShard(flags: ShardFlags, io: CliIO): Promise<{ shard: string; url: string }[] | undefined> {
   if (flags.shard !== undefined) return undefined;
-  // A Redis Cluster URL without a group is the whole cluster: every group, as a config naming it.
-  const wholeCluster =
-    flags.redisUrl !== undefined && isClusterUrl(flags.redisUrl) && groupOfUrl(flags.redisUrl) === undefined;
-  if (flags.redisUrl !== undefined && !wholeCluster) return undefined;
+  if (flags.redisUrl !== undefined && !wholeCluster(flags.redisUrl)) return undefined;
   const map = shardMap(flags, io);
   if (map.cluster) {
     const { unreachable } = await discoverGroups(map);
@@ -114,7 +116,8 @@ const COUNTS = [
 
 /** The Redis of `queue`: --redis-url / --shard when given, else the shard the config says owns it. */
 export function queueUrl(flags: ShardFlags, io: CliIO, queue: string): string {
-  if (flags.redisUrl !== undefined || flags.shard !== undefined) return resolveRedisUrl(flags.redisUrl, io);
+  if (flags.shard !== undefined || (flags.redisUrl !== undefined && !wholeCluster(flags.redisUrl)))
+    return resolveRedisUrl(flags.redisUrl, io);
   const map = shardMap(flags, io);
   return map.sharded ? map.urlOf(map.shardOf(queue)) : resolveRedisUrl(flags.redisUrl, io);
 }

@@ -180,6 +180,15 @@ test("tsqctl stats and queues add up every slot group found on the cluster", asy
   assert.equal(json.shards["count-a"]?.enqueued, 2);
   assert.equal(json.shards["count-b"]?.enqueued, 1);
   assert.ok(json.enqueued >= 3);
+  const paused = await runTsqctl(["pause", "count-b", "--redis-url", setup.url], env);
+  assert.equal(paused.exitCode, 0, paused.stderr);
+  const raw = connect(setup.url, { name: "tsq-test" });
+  t.after(() => raw.disconnect());
+  assert.deepEqual(
+    await raw.smembers("{count-b}paused"),
+    ["count-b"],
+    "the pause was not written in the queue's group",
+  );
 });
 
 /** What refuses to run on a cluster, each named with its reason at start (docs/redis-connections.md). */
