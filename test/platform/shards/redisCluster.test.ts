@@ -10,6 +10,8 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "../../../src/client/Client.js";
+import { Job } from "../../../src/client/Job.js";
+import { Worker } from "../../../src/library/Worker.js";
 import { connect } from "../../../src/platform/redis/connection.js";
 import { useRedis } from "../../helpers/redis.js";
 import { useRedisCluster, type RedisClusterSetup } from "../../helpers/redisCluster.js";
@@ -232,3 +234,25 @@ for (const refusal of REFUSALS) {
     assert.match(proc.output().replace(/\s+/g, " "), refusal.message);
   });
 }
+
+test("a Worker built in code on a cluster URL serves its queue's slot group", async (t) => {
+  const setup = await theCluster();
+  const ran: string[] = [];
+  class LibraryJob extends Job {
+    perform(word: string): void {
+      ran.push(word);
+    }
+  }
+  const libraryWorker = new Worker({ redis: setup.url, jobs: [LibraryJob], queues: ["library"], concurrency: 2 });
+  t.after(() => libraryWorker.stop());
+  await libraryWorker.start();
+  const client = new Client({ redis: setup.url });
+  t.after(() => client.close());
+  await client.pushBulk({ class: LibraryJob, queue: "library", args: [["a"], ["b"], ["c"]] });
+  await eventually(async () => ran.length === 3, 20_000, `ran ${ran.length}/3`);
+  assert.deepEqual([...ran].sort(), ["a", "b", "c"]);
+  assert.throws(
+    () => new Worker({ redis: setup.url, jobs: [LibraryJob], queues: ["one", "two"] }),
+    /a process serves one slot group/,
+  );
+});
