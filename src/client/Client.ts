@@ -12,6 +12,8 @@ import { Chain } from "../platform/Chain.js";
 import type { JobPayload } from "../wire/payload.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { defineScripts } from "../platform/redis/scripts.js";
+import { isClusterUrl } from "../platform/redis/clusterUrl.js";
+import { DEFAULT_SHARD, clusterShards } from "../platform/shards/ShardMap.js";
 import { whenReachable } from "../platform/redis/reachable.js";
 import { resolveConnectTimeout } from "./connectTimeout.js";
 import type { TimestampFormat } from "../wire/timestamps.js";
@@ -86,12 +88,16 @@ export class Client {
     };
     for (const hook of [...this.hooks].reverse()) if (hook.middleware) this.pluginChain.add(hook.middleware);
     const owned = typeof options.redis !== "object";
+    const url =
+      typeof options.redis === "object" ? undefined : (options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl);
+    // A Redis Cluster URL alone: each queue is its own slot group (docs/redis-connections.md).
+    const shards = options.shards ?? (url !== undefined && isClusterUrl(url) ? clusterShards(url) : undefined);
     this.redis =
-      typeof options.redis === "object"
-        ? defineScripts(options.redis) // made elsewhere: it gets tsq's scripts too (again is harmless)
-        : this.open(options.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl);
+      url === undefined
+        ? defineScripts(options.redis as TsqRedis) // made elsewhere: it gets tsq's scripts too (again is harmless)
+        : this.open(shards?.map.cluster ? shards.map.urlOf(shards.home ?? DEFAULT_SHARD) : url);
     const home = new JobWriter(this.redis, owned, this.hooks);
-    this.writers = new ShardWriters(home, options.shards, this.hooks, (url) => this.open(url));
+    this.writers = new ShardWriters(home, shards, this.hooks, (shardUrl) => this.open(shardUrl));
     this.middleware = options.middleware ?? new Chain<ClientMiddlewareArgs>();
     this.fleetVersion = new FleetVersion(options.sidekiqVersion ?? DEFAULTS.sidekiqVersion);
     this.sizeLimits = resolveSizeLimits(options);

@@ -18,6 +18,7 @@ import { logger as rootLogger, type Logger } from "../platform/logger.js";
 import { connect, redactUrl, type TsqRedis } from "../platform/redis/connection.js";
 import { ShardConnections } from "../platform/shards/ShardConnections.js";
 import { shardMapOf } from "../platform/shards/serve.js";
+import { withClusterGroups } from "../platform/shards/discoverGroups.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import { TsqError } from "../wire/errors.js";
 import { Supervisor, type RestartReason } from "../cluster/Supervisor.js";
@@ -177,7 +178,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
   async dryRun(): Promise<ChildPlan[]> {
     const { shards, disconnect } = this.connectShards();
     try {
-      return await planCluster(this.options, shards, this.logger);
+      return await planCluster(this.options, await withClusterGroups(shards), this.logger);
     } finally {
       disconnect();
     }
@@ -202,7 +203,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
     const { redis, shards, disconnect } = this.connectShards();
     let plan: ChildPlan[];
     try {
-      plan = await planCluster(options, shards, log);
+      plan = await planCluster(options, await withClusterGroups(shards), log);
     } catch (error) {
       disconnect();
       throw error;

@@ -22,6 +22,7 @@ import type { Plugin } from "../server/plugin.js";
 import type { JobFactory } from "../server/context.js";
 import type { ServerConfig } from "../server/serverConfig.js";
 import { isRunnable, type RunnableClass } from "../server/Registry.js";
+import { servedShard, shardCapsules } from "../platform/shards/serve.js";
 
 export interface WorkerConfig {
   /** Redis URL (default: REDIS_URL, then redis://127.0.0.1:6379/0). */
@@ -164,11 +165,17 @@ export function workerOptionsOf(config: WorkerSettings, who = "Worker"): WorkerO
   if (config.fetch !== undefined && config.fetch !== "basic" && config.fetch !== "reliable")
     throw new ArgumentError(`${who}: \`fetch\` must be "basic" or "reliable", got ${JSON.stringify(config.fetch)}`);
   const concurrency = config.concurrency ?? DEFAULTS.concurrency;
+  const url = config.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl;
+  const capsules = [{ name: "default", concurrency, queues: queueSpecs(config.queues, who) }];
+  // On a Redis Cluster the worker serves its queues' slot group (one group: refused otherwise).
+  const served = servedShard(undefined, url, []);
+  if (served.map.cluster) shardCapsules(served, undefined, concurrency, () => capsules);
   return {
     ...DEFAULTS,
-    redisUrl: config.redis ?? process.env.REDIS_URL ?? DEFAULTS.redisUrl,
+    redisUrl: served.redisUrl,
+    ...(served.map.cluster ? { shard: served.shard, defaultRedisUrl: url } : {}),
     require: undefined,
-    capsules: [{ name: "default", concurrency, queues: queueSpecs(config.queues, who) }],
+    capsules,
     tag: config.tag ?? "",
     labels: [],
     environment: process.env.NODE_ENV ?? "development",

@@ -121,6 +121,14 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
   const requirePath = flags.require ?? file.require;
   const defaultRedisUrl = flags.redisUrl ?? file.redisUrl ?? file.redis ?? fromEnv.redisUrl ?? defaults.redisUrl;
   const served = servedShard(flags.shard, defaultRedisUrl, file.shards ?? []);
+  // Before redisUrl and shard are read: on a Redis Cluster the queues pick the served slot group.
+  const capsules = shardCapsules(
+    served,
+    flags.queue,
+    concurrency,
+    () => capsulesOf(flags, file, concurrency),
+    flags.shard,
+  );
   return {
     ...defaults,
     redisUrl: served.redisUrl,
@@ -153,7 +161,7 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
     metricsMaxLabelValues: file.metricsMaxLabelValues ?? defaults.metricsMaxLabelValues,
     // Relative to the working directory whether given as a flag or in the file, as Sidekiq's `-r`.
     require: requirePath === undefined ? undefined : resolve(context.cwd, requirePath),
-    capsules: shardCapsules(served, flags.queue, concurrency, () => capsulesOf(flags, file, concurrency)),
+    capsules,
     tag: flags.tag ?? file.tag ?? basename(resolve(context.cwd)),
     labels: file.labels ?? [],
     environment: context.environment,

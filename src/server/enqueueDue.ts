@@ -4,6 +4,7 @@
  */
 import { QUEUES, queueKey } from "../wire/keys.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
+import { tagged } from "../platform/redis/clusterConnection.js";
 
 export interface EnqueueDueCall {
   /** The sorted set polled: `schedule` or `retry`. */
@@ -30,7 +31,7 @@ export async function enqueueDue(redis: TsqRedis, call: EnqueueDueCall): Promise
     call.nowSeconds,
     call.limit,
     call.enqueuedAt,
-    queueKey(""),
+    tagged(redis, queueKey("")),
   );
   return { moved, forClient };
 }

@@ -10,6 +10,8 @@
 import type { Command } from "commander";
 import { resolveWorkerFlags } from "../../options/workerOptions.js";
 import { shardMapOf } from "../../platform/shards/serve.js";
+import { discoverGroups } from "../../platform/shards/discoverGroups.js";
+import { groupOfUrl, isClusterUrl } from "../../platform/redis/clusterUrl.js";
 import type { ShardMap } from "../../platform/shards/ShardMap.js";
 import { resolveRedisUrl, UsageError, type CliIO } from "./common.js";
 import type { StatsJson } from "./views.js";
@@ -24,6 +26,11 @@ export function addShardOptions(command: Command): Command {
   return command
     .option("-C, --config <file>", "config file listing the shards (default: config/tsq.yml when present)")
     .option("--shard <name>", "work on this shard of the config's shards: (default: the top-level Redis)");
+}
+
+/** A Redis Cluster URL without a group is the whole cluster: every group, as a config naming it. */
+function wholeCluster(url: string): boolean {
+  return isClusterUrl(url) && groupOfUrl(url) === undefined;
 }
 
 /** The config's shard map, with the default shard's URL from --redis-url / the file / REDIS_URL. */
@@ -52,9 +59,15 @@ export function applyShardOption(action: Command, io: CliIO): void {
  * The Redis URLs a cross-shard overview reads: every shard's when the config lists shards and no
  * --redis-url or --shard chose one; else undefined (one Redis, as without shards).
  */
-export function everyShard(flags: ShardFlags, io: CliIO): { shard: string; url: string }[] | undefined {
-  if (flags.redisUrl !== undefined || flags.shard !== undefined) return undefined;
+export async function everyShard(flags: ShardFlags, io: CliIO): Promise<{ shard: string; url: string }[] | undefined> {
+  if (flags.shard !== undefined) return undefined;
+  if (flags.redisUrl !== undefined && !wholeCluster(flags.redisUrl)) return undefined;
   const map = shardMap(flags, io);
+  if (map.cluster) {
+    const { unreachable } = await discoverGroups(map);
+    for (const node of unreachable)
+      io.err(`tsqctl: Redis Cluster master ${node} does not answer; the slot groups it holds are not listed\n`);
+  }
   return map.sharded ? map.all().map(({ name, url }) => ({ shard: name, url })) : undefined;
 }
 
@@ -103,12 +116,13 @@ const COUNTS = [
 
 /** The Redis of `queue`: --redis-url / --shard when given, else the shard the config says owns it. */
 export function queueUrl(flags: ShardFlags, io: CliIO, queue: string): string {
-  if (flags.redisUrl !== undefined || flags.shard !== undefined) return resolveRedisUrl(flags.redisUrl, io);
+  if (flags.shard !== undefined || (flags.redisUrl !== undefined && !wholeCluster(flags.redisUrl)))
+    return resolveRedisUrl(flags.redisUrl, io);
   const map = shardMap(flags, io);
   return map.sharded ? map.urlOf(map.shardOf(queue)) : resolveRedisUrl(flags.redisUrl, io);
 }
 
 /** Where a fleet-wide setting (a kill switch) is written: every shard, unless one Redis was chosen. */
-export function settingUrls(flags: ShardFlags, io: CliIO): string[] {
-  return everyShard(flags, io)?.map(({ url }) => url) ?? [resolveRedisUrl(flags.redisUrl, io)];
+export async function settingUrls(flags: ShardFlags, io: CliIO): Promise<string[]> {
+  return (await everyShard(flags, io))?.map(({ url }) => url) ?? [resolveRedisUrl(flags.redisUrl, io)];
 }

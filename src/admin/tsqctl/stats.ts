@@ -41,7 +41,7 @@ async function statsOf(url: string, days: number, shard?: string): Promise<Stats
 }
 
 async function stats(flags: JsonFlags & ShardFlags & { days: number }, io: CliIO): Promise<void> {
-  const shards = everyShard(flags, io);
+  const shards = await everyShard(flags, io);
   let json: StatsJson & { shards?: Record<string, StatsJson>; unreachable_shards?: Record<string, string> };
   if (shards === undefined) {
     json = await statsOf(resolveRedisUrl(flags.redisUrl, io), flags.days);
@@ -128,7 +128,7 @@ export async function queueSummaries(queues: Queue[]): Promise<QueueJson[]> {
 }
 
 async function queues(flags: JsonFlags & ShardFlags, io: CliIO): Promise<void> {
-  const shards = everyShard(flags, io);
+  const shards = await everyShard(flags, io);
   const read = (url: string, shard?: string) =>
     withRedis(url, async (redis) => queueSummaries(await Queue.all(redis)), shard);
   let summaries: (QueueJson & { shard?: string })[];

@@ -52,7 +52,7 @@ const NOTICE = `workers apply it within ${DEFAULTS.killSwitchRefreshInterval} s 
  * --redis-url / --shard; resolves to the first shard's answer.
  */
 async function onEvery<T>(flags: Flags & ShardFlags, io: CliIO, write: (redis: TsqRedis) => Promise<T>): Promise<T> {
-  const answers = await Promise.all(settingUrls(flags, io).map((url) => withRedis(url, write)));
+  const answers = await Promise.all((await settingUrls(flags, io)).map((url) => withRedis(url, write)));
   return answers[0]!;
 }
 

@@ -41,7 +41,7 @@ async function web(flags: WebFlags, io: CliIO): Promise<void> {
     password !== undefined || token !== undefined ? { username: flags.username, password, token } : undefined;
   // On a sharded Redis (config shards:, no --redis-url or --shard), every shard: the default at the
   // root, the others under /shards/<name>/.
-  const shards = everyShard(flags, io);
+  const shards = await everyShard(flags, io);
   const others = (shards ?? []).slice(1).map(({ shard, url: shardUrl }) => ({
     name: shard,
     redis: connect(shardUrl, { name: "tsqctl", commandTimeoutMs: WEB_REDIS_DEADLINE_MS }),

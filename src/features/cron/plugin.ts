@@ -6,11 +6,19 @@
  */
 import { DEFAULT_SHARD } from "../../platform/shards/ShardMap.js";
 import { definePlugin, type Service } from "../../server/plugin.js";
+import { refuseOnCluster } from "../../server/clusterRefusal.js";
 import { startCron, type CronHandle } from "./index.js";
 
 export const cron = definePlugin({
   name: "cron",
   server(ctx) {
+    if (ctx.options.sidekiqCron)
+      refuseOnCluster(
+        ctx,
+        "sidekiq_cron",
+        "its schedules are sidekiq-cron's own keys, kept for Ruby processes, and Ruby Sidekiq cannot join a Redis " +
+          "Cluster; move the schedules to tsq's cron: config",
+      );
     if ((ctx.options.shard ?? DEFAULT_SHARD) !== DEFAULT_SHARD) return undefined;
     let handle: CronHandle | undefined;
     const service: Service & { electNow(): void } = {

@@ -14,6 +14,7 @@ import {
   queueKey,
 } from "../../wire/keys.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
+import { tagged } from "../../platform/redis/clusterConnection.js";
 
 export interface ParkCall {
   /** The job parking; its journal is `tsq:durable:<jid>`. */
@@ -84,9 +85,9 @@ export async function wake(redis: TsqRedis, call: WakeCall): Promise<number> {
     DURABLE_WAITING_INDEX,
     call.data,
     call.retentionSeconds,
-    DURABLE_PREFIX,
+    tagged(redis, DURABLE_PREFIX),
     call.event,
     call.enqueuedAt,
-    queueKey(""),
+    tagged(redis, queueKey("")),
   );
 }

@@ -8,6 +8,7 @@
  * kept past a retry's time.
  */
 import { definePlugin } from "../../server/plugin.js";
+import { refuseOnCluster } from "../../server/clusterRefusal.js";
 import type { ServerContext } from "../../server/context.js";
 import type { JobPayload } from "../../wire/payload.js";
 import { DurableJob, JOURNAL, journaled } from "./DurableJob.js";
@@ -36,6 +37,13 @@ export const durable = definePlugin({
     );
     const durableClass = (name: string) => ctx.registry.get(name)?.prototype instanceof DurableJob;
     const anyDurable = ctx.registry.names().some(durableClass);
+    if (anyDurable)
+      refuseOnCluster(
+        ctx,
+        "durable jobs (DurableJob)",
+        "a signal is sent by event name to one slot group, and a job waiting in another group would never hear it; " +
+          "run durable jobs on a single-server Redis (a shard of its own)",
+      );
     // A class's own limits are code: a bad one stops the worker at start, naming the class.
     for (const name of ctx.registry.names()) checkClassLimits(name, ctx.registry.get(name) as Timed | undefined);
     /** The suspension of each execution that slept or parked, thrown again outside the middleware. */

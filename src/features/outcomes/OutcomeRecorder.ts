@@ -18,6 +18,7 @@ import { displayClass, type JobPayload } from "../../wire/payload.js";
 import { errorClassName } from "../../server/JobRetry.js";
 import type { ServerContext } from "../../server/context.js";
 import type { JobEnd, Service } from "../../server/plugin.js";
+import { refuseOnCluster } from "../../server/clusterRefusal.js";
 import { classPolicy, readPolicy, type ResultPolicy } from "./policy.js";
 import type { OutcomeError } from "./record.js";
 
@@ -39,6 +40,13 @@ export class OutcomeRecorder implements Service {
       const policy = classPolicy(name, ctx.registry.get(name)?.options);
       if (policy) this.policies.set(name, policy);
     }
+    if (this.policies.size > 0)
+      refuseOnCluster(
+        ctx,
+        `job outcomes (static options result: ${[...this.policies.keys()].join(", ")})`,
+        "an outcome is stored in its job's slot group, and waitUntilFinished and the outcome stream look it up " +
+          "by jid alone, which names no group",
+      );
   }
 
   start(): void {}

@@ -12,6 +12,8 @@ import { ConfigError } from "../../wire/errors.js";
 import { type Entry, applySchema, entriesOf, isMapping, snakeCase, unknownKey } from "./checks.js";
 import { FILE_SCHEMA, type FileSettings } from "./fileSchema.js";
 
+import { isClusterUrl } from "../redis/clusterUrl.js";
+
 export type { CapsuleFileConfig, ClusterFileConfig, FileSettings, MetricsFileConfig } from "./fileSchema.js";
 
 /**
@@ -30,7 +32,21 @@ export function loadConfig(path: string, environment: string, label: string = pa
     else if (entry.key === environment) section = entriesOf(entry.value, { file: label, path: entry.key });
   }
   for (const entry of section) merged.set(entry.key, entry);
-  return applySchema([...merged.values()], FILE_SCHEMA, label);
+  const settings = applySchema([...merged.values()], FILE_SCHEMA, label);
+  checkShardUrls(settings, label);
+  return settings;
+}
+
+/** A shard naming no Redis is a slot group of a Redis Cluster, which the same file must name. */
+function checkShardUrls(settings: FileSettings, label: string): void {
+  const top = settings.redisUrl ?? settings.redis;
+  if (top !== undefined && isClusterUrl(top)) return;
+  const bare = settings.shards?.find((shard) => shard.url === "");
+  if (bare !== undefined)
+    throw new ConfigError(
+      `${label}: shards.${bare.name} needs exactly one of url or redis (a shard without one is a slot group of ` +
+        "the Redis Cluster the file names in redis: { cluster: [...] })",
+    );
 }
 
 function readText(path: string, label: string): string {

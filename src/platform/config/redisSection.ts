@@ -9,6 +9,11 @@
  *     tls: { ca: /etc/tsq/ca.pem, cert: /etc/tsq/client.pem, key: /etc/tsq/client.key }
  *
  *   redis:
+ *     cluster: ["10.0.0.1:7000", "10.0.0.2:7000"]        # Redis Cluster seed nodes (or redis:// URLs)
+ *     username: tsq
+ *     password: secret
+ *
+ *   redis:
  *     sentinel: { master_name: mymaster, sentinels: ["10.0.0.1:26379", "10.0.0.2:26379"], password: s3 }
  *     username: tsq
  *     password: secret
@@ -46,6 +51,8 @@ interface SentinelBlock {
 
 interface RedisBlock {
   url?: string;
+  /** Seed nodes of a Redis Cluster: "host:port" or redis:// / rediss:// URLs. */
+  cluster?: string[];
   username?: string;
   password?: string;
   db?: number;
@@ -84,6 +91,12 @@ const SENTINEL: Schema<SentinelBlock> = {
 
 const REDIS: Schema<RedisBlock> = {
   url: nonEmptyString,
+  cluster: (value, at) => {
+    const list = stringList(value, at);
+    return list.length > 0 && list.every((item) => /^((rediss?):\/\/([^@/]*@)?)?[^\s,/@]+:\d+\/?$/.test(item))
+      ? list
+      : fail(at, 'a non-empty list of Redis Cluster nodes, "host:port" or "redis://host:port"', value);
+  },
   username: nonEmptyString,
   password: secret,
   db: bounded("db"),
@@ -122,7 +135,8 @@ function sentinelUrl(block: RedisBlock, sentinel: Partial<SentinelBlock>, at: Wh
 }
 
 function plainUrl(block: RedisBlock, at: Where): string {
-  if (block.url === undefined) throw new ConfigError(`${at.file}: ${at.path} needs url (or a sentinel block)`);
+  if (block.url === undefined)
+    throw new ConfigError(`${at.file}: ${at.path} needs url (or a sentinel or cluster block)`);
   let url: URL;
   try {
     url = new URL(block.url);
@@ -148,10 +162,50 @@ function plainUrl(block: RedisBlock, at: Where): string {
   return url.toString().replace(/^(rediss?:\/\/)/, `$1${credentials}`);
 }
 
+/**
+ * `cluster:` as one redis+cluster:// URL: the nodes as seeds, the block's user and password (else those
+ * of the first node URL that has some), TLS when a node is rediss:// or the block has tls.
+ */
+function clusterUrl(block: RedisBlock, nodes: string[], at: Where): string {
+  if (block.url !== undefined || block.sentinel !== undefined)
+    throw new ConfigError(`${at.file}: ${at.path} gives cluster with ${block.url ? "url" : "sentinel"}; keep one`);
+  if (block.db !== undefined && block.db !== 0)
+    throw new ConfigError(`${at.file}: ${at.path}.db: a Redis Cluster has database 0 only; drop db`);
+  let fallback: { username?: string; password?: string } = {};
+  let tls = block.tls !== undefined;
+  const hosts = nodes.map((node) => {
+    const parsed = /^(rediss?):\/\/(?:([^@/]*)@)?(.*?)\/?$/.exec(node);
+    if (parsed === null) return node;
+    if (parsed[1] === "rediss") tls = true;
+    const info = parsed[2];
+    if (info && fallback.password === undefined) {
+      const colon = info.indexOf(":");
+      fallback = {
+        username: colon === -1 ? undefined : decodeURIComponent(info.slice(0, colon)) || undefined,
+        password: decodeURIComponent(colon === -1 ? info : info.slice(colon + 1)),
+      };
+      registerSecret(fallback.password);
+    }
+    return parsed[3]!;
+  });
+  const query = new URLSearchParams();
+  for (const [field, parameter] of TLS_PARAMETERS) {
+    const value = block.tls?.[field];
+    if (value !== undefined) query.set(parameter, value);
+  }
+  const search = query.size > 0 ? `?${query.toString()}` : "";
+  return `${tls ? "rediss" : "redis"}+cluster://${auth(block, fallback)}${hosts.join(",")}${search}`;
+}
+
 /** Checks a `redis:` block and returns it as one Redis URL. */
 export function redisSection(value: unknown, at: Where): string {
   const block = applySchema(entriesOf(value, at), REDIS, at.file);
-  const url = block.sentinel !== undefined ? sentinelUrl(block, block.sentinel, at) : plainUrl(block, at);
+  const url =
+    block.cluster !== undefined
+      ? clusterUrl(block, block.cluster, at)
+      : block.sentinel !== undefined
+        ? sentinelUrl(block, block.sentinel, at)
+        : plainUrl(block, at);
   try {
     parseRedisUrl(url);
   } catch (error) {

@@ -5,6 +5,8 @@
  *     bulk:
  *       url: redis://10.0.0.2:6379/0     # or redis: { ... }, the same block as the top-level redis:
  *       queues: [bulk, export]
+ *
+ * On a Redis Cluster (top-level `redis: { cluster: [...] }`) a shard names no Redis: it is a slot group.
  */
 import { ConfigError } from "../../wire/errors.js";
 import { redactUrl } from "../redis/connection.js";
@@ -65,10 +67,11 @@ export function shardsSection(value: unknown, at: Where): ShardConfig[] {
       );
     }
     const block = applySchema(entriesOf(body, { file: at.file, path }), SHARD, at.file);
-    if ((block.url === undefined) === (block.redis === undefined))
-      throw new ConfigError(`${at.file}: ${path} needs exactly one of url or redis`);
+    if (block.url !== undefined && block.redis !== undefined)
+      throw new ConfigError(`${at.file}: ${path} gives both url and redis; keep one`);
     if (block.queues === undefined)
       throw new ConfigError(`${at.file}: ${path}.queues is missing; list the queues this shard owns, e.g. [${name}]`);
-    return { name, url: (block.url ?? block.redis)!, queues: block.queues };
+    // No Redis of its own: a slot group of a Redis Cluster (the ShardMap refuses it on a single server).
+    return { name, url: block.url ?? block.redis ?? "", queues: block.queues };
   });
 }

@@ -1,11 +1,13 @@
 /**
- * Redis connections. URLs may carry a password, use TLS (`rediss://`) or Sentinel (`redis+sentinel://`,
- * see redisUrl.ts); they are never logged in clear (see `redactUrl`).
+ * Redis connections. URLs may carry a password, use TLS (`rediss://`), Sentinel (`redis+sentinel://`,
+ * see redisUrl.ts) or a Redis Cluster (`redis+cluster://`, see clusterConnection.ts); they are never
+ * logged in clear (see `redactUrl`).
  */
 import { Redis, type RedisOptions } from "ioredis";
 import { RedisUnreachableError } from "../../wire/errors.js";
 import { logger } from "../logger.js";
 import { registerUrlSecrets } from "../secrets.js";
+import { openCluster } from "./clusterConnection.js";
 import { watchPrimary } from "./primaryWatch.js";
 import { connectionOptions, parseRedisUrl, redactRedisUrl } from "./redisUrl.js";
 import { explainTlsError } from "./tls.js";
@@ -67,7 +69,7 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
   registerUrlSecrets(url);
   const parsed = parseRedisUrl(url);
   const settings: RedisOptions = {
-    ...(connectionOptions(parsed) as RedisOptions),
+    ...(parsed.kind === "cluster" ? {} : connectionOptions(parsed)),
     connectionName: options.name ?? "tsq",
     // Commands wait for a reconnect instead of failing after a fixed number of attempts, so a Redis
     // restart pauses work rather than losing it; callers that must not wait use their own timeouts.
@@ -94,7 +96,10 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
     // could split a MULTI); tsq's callers retry, and reliable fetch reconciles what a reply lost.
     ...(parsed.kind === "sentinel" ? { reconnectOnError: (error: Error) => isFailoverError(error) } : {}),
   };
-  const redis = new Redis(settings);
+  const redis =
+    parsed.kind === "cluster"
+      ? openCluster({ ...parsed, kind: "cluster", nodes: parsed.nodes!, db: 0 }, settings)
+      : new Redis(settings);
   // Errors surface on the command that failed; this keeps ioredis from printing the URL unredacted.
   // A TLS problem would only show as commands waiting forever, so it is logged, once per process.
   redis.on("error", (error: Error & { code?: string }) => {

@@ -7,10 +7,16 @@
  */
 import type { Redis } from "ioredis";
 import { RedisUnreachableError } from "../../wire/errors.js";
+import { isCluster, keyTag } from "./clusterConnection.js";
 import { describeConnectionError } from "./connection.js";
 
 /** `host:port` (or the Sentinel group) of a connection, without any credential. */
 export function redisTarget(redis: Redis): string {
+  if (isCluster(redis)) {
+    const seeds = (redis as unknown as { startupNodes: { host?: string; port?: number }[] }).startupNodes;
+    const tag = keyTag(redis);
+    return `the Redis Cluster ${seeds.map((node) => `${node.host}:${node.port}`).join(",")}${tag ? ` (slot group ${tag})` : ""}`;
+  }
   const { host, port, sentinels, name } = redis.options;
   if (sentinels && sentinels.length > 0) return `the Sentinel primary "${name ?? "mymaster"}"`;
   return `${host ?? "127.0.0.1"}:${port ?? 6379}`;

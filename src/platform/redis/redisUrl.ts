@@ -11,11 +11,13 @@
  */
 import { ConfigError } from "../../wire/errors.js";
 import { registerSecret } from "../secrets.js";
+import { isClusterUrl, parseClusterUrl } from "./clusterUrl.js";
 import { tlsFromEnvironment, tlsOptions, type TlsFiles } from "./tls.js";
 
 export const REDIS_URL_FORMAT =
-  "a redis:// or rediss:// URL (redis://[user:password@]host[:port][/db]) or a redis+sentinel:// URL " +
-  "(redis+sentinel://[:password@]host1:port1,host2:port2/<master-name>[/<db>])";
+  "a redis:// or rediss:// URL (redis://[user:password@]host[:port][/db]), a redis+sentinel:// URL " +
+  "(redis+sentinel://[:password@]host1:port1,host2:port2/<master-name>[/<db>]) or a redis+cluster:// URL " +
+  "(redis+cluster://[user:password@]host1:port1,host2:port2)";
 
 /** Query parameters whose values are secrets: masked in every output. */
 export const SECRET_PARAMS = ["sentinel_password", "tls_key_passphrase"] as const;
@@ -23,8 +25,9 @@ export const SECRET_PARAMS = ["sentinel_password", "tls_key_passphrase"] as cons
 const TLS_PARAMS = { tls_ca: "ca", tls_cert: "cert", tls_key: "key", tls_key_passphrase: "passphrase" } as const;
 const SENTINEL_PARAMS = new Set(["sentinel_password", "sentinel_username"]);
 
+/** A Redis URL read: one server, a Sentinel group, or a Redis Cluster (clusterUrl.ts). */
 export interface ParsedRedisUrl {
-  kind: "redis" | "sentinel";
+  kind: "redis" | "sentinel" | "cluster";
   username?: string;
   password?: string;
   db: number;
@@ -37,6 +40,9 @@ export interface ParsedRedisUrl {
   masterName?: string;
   sentinelPassword?: string;
   sentinelUsername?: string;
+  /** kind "cluster": the seed nodes and the slot group (see clusterUrl.ts). */
+  nodes?: { host: string; port: number }[];
+  group?: string;
 }
 
 function problem(url: string, what: string): ConfigError {
@@ -91,9 +97,13 @@ export function isRedisUrl(text: string): boolean {
 export function parseRedisUrl(url: string): ParsedRedisUrl {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (scheme === "redis+sentinel") return parseSentinel(url);
+  if (isClusterUrl(url)) return parseClusterUrl(url, (what) => problem(url, what));
   if (scheme !== "redis" && scheme !== "rediss") {
     const got = scheme === undefined ? "no scheme" : `${scheme}://`;
-    throw problem(url, `must start with redis:// or rediss:// (TLS) or redis+sentinel:// (Sentinel), got ${got}`);
+    throw problem(
+      url,
+      `must start with redis:// or rediss:// (TLS), redis+sentinel:// (Sentinel) or redis+cluster:// (Redis Cluster), got ${got}`,
+    );
   }
   let parsed: URL;
   try {

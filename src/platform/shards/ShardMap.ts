@@ -10,9 +10,14 @@
  * `tsq-cluster` group does. A job's whole life stays on its queue's shard: the client pushes it there,
  * a worker serving that shard runs it, and its retries and death are written there.
  *
+ * On a Redis Cluster (a `redis+cluster://` top-level URL) a shard is a slot group: one hash tag on the
+ * cluster (clusterUrl.ts) instead of one server. A queue no `shards:` entry lists is then a group of its
+ * own, named after it; the `default` group holds the default queue and the fleet's cron leader.
+ *
  * Pure: no connections (see ShardClients and the cluster for those).
  */
 import { ConfigError } from "../../wire/errors.js";
+import { checkGroupName, clusterUrlFor, groupOfUrl, isClusterUrl } from "../redis/clusterUrl.js";
 import { redactUrl } from "../redis/connection.js";
 
 /** The shard of every queue that no `shards:` entry lists: the top-level Redis. */
@@ -31,10 +36,26 @@ export class ShardMap {
   /** Queue name (as listed) → shard name. */
   private readonly owner = new Map<string, string>();
 
+  /** True on a Redis Cluster: each shard is a slot group of the top-level cluster URL. */
+  readonly cluster: boolean;
+
   /** `shards` are the `shards:` entries; `defaultUrl` is the top-level Redis. */
-  constructor(defaultUrl: string, shards: readonly ShardConfig[] = []) {
-    this.byName.set(DEFAULT_SHARD, { name: DEFAULT_SHARD, url: defaultUrl, queues: [] });
+  constructor(
+    private readonly defaultUrl: string,
+    shards: readonly ShardConfig[] = [],
+  ) {
+    this.cluster = isClusterUrl(defaultUrl);
+    this.byName.set(DEFAULT_SHARD, { name: DEFAULT_SHARD, url: this.groupUrl(DEFAULT_SHARD), queues: [] });
     for (const shard of shards) {
+      if (this.cluster) {
+        if (shard.url !== "" && shard.url !== this.groupUrl(shard.name))
+          throw new ConfigError(
+            `shards.${shard.name} names its own Redis, but the top-level Redis is a Redis Cluster: there a shard ` +
+              "is a slot group of that cluster; drop its url (or use a single-server redis_url)",
+          );
+        checkGroupName(shard.name, `shards.${shard.name}`);
+      } else if (shard.url === "")
+        throw new ConfigError(`shards.${shard.name} needs url or redis (only on a Redis Cluster may it have none)`);
       if (this.byName.has(shard.name)) {
         throw new ConfigError(
           shard.name === DEFAULT_SHARD
@@ -53,13 +74,27 @@ export class ShardMap {
         }
         this.owner.set(queue, shard.name);
       }
-      this.byName.set(shard.name, { ...shard, queues: [...shard.queues] });
+      this.byName.set(shard.name, { ...shard, url: this.groupUrl(shard.name, shard.url), queues: [...shard.queues] });
     }
   }
 
-  /** True when `shards:` names at least one shard besides the default. */
+  /** On a cluster, the URL of slot group `name`; else `url` (a shard's own). */
+  private groupUrl(name: string, url: string = this.defaultUrl): string {
+    return this.cluster ? clusterUrlFor(this.defaultUrl, name) : url;
+  }
+
+  /** True when `shards:` names at least one shard besides the default, and always on a cluster. */
   get sharded(): boolean {
-    return this.byName.size > 1;
+    return this.cluster || this.byName.size > 1;
+  }
+
+  /**
+   * On a cluster, adds slot groups found in Redis (discoverGroups.ts) to those `all()` and `names()`
+   * list: an unlisted queue's group is known only once it holds keys.
+   */
+  remember(groups: readonly string[]): void {
+    if (!this.cluster) return;
+    for (const group of groups) if (!this.byName.has(group) && this.has(group)) this.byName.set(group, this.get(group));
   }
 
   /** Every shard, the default first. */
@@ -71,13 +106,18 @@ export class ShardMap {
     return [...this.byName.keys()];
   }
 
+  /** On a cluster every valid group name is a shard (an unlisted queue's own group). */
   has(name: string): boolean {
-    return this.byName.has(name);
+    return this.byName.has(name) || (this.cluster && name !== "" && !/[{}]/.test(name));
   }
 
   /** The shard named `name`; a ConfigError listing the shards when there is none. */
   get(name: string): ShardConfig {
     const shard = this.byName.get(name);
+    if (shard === undefined && this.cluster) {
+      checkGroupName(name, "Redis Cluster");
+      return { name, url: this.groupUrl(name), queues: [name] };
+    }
     if (shard === undefined) {
       throw new ConfigError(`there is no shard "${name}"; the shards are ${this.names().join(", ")} (config shards:)`);
     }
@@ -88,12 +128,23 @@ export class ShardMap {
   shardOf(queue: string): string {
     const exact = this.owner.get(queue);
     if (exact !== undefined || !this.sharded) return exact ?? DEFAULT_SHARD;
+    if (this.cluster) return this.groupOf(queue);
     // `a:b:c` is owned by a listing of `a:b`, else of `a`.
     for (let end = queue.lastIndexOf(":"); end > 0; end = queue.lastIndexOf(":", end - 1)) {
       const owner = this.owner.get(queue.slice(0, end));
       if (owner !== undefined) return owner;
     }
     return DEFAULT_SHARD;
+  }
+
+  /** On a cluster: the listed group of a queue's namespace, else the queue's own group. */
+  private groupOf(queue: string): string {
+    for (let end = queue.lastIndexOf(":"); end > 0; end = queue.lastIndexOf(":", end - 1)) {
+      const owner = this.owner.get(queue.slice(0, end));
+      if (owner !== undefined) return owner;
+    }
+    checkGroupName(queue, `queue "${queue}" on a Redis Cluster`);
+    return queue;
   }
 
   urlOf(name: string): string {
@@ -119,6 +170,16 @@ export class ShardMap {
 
   /** Plain data for a child process's options (the map is rebuilt there). */
   toConfig(): ShardConfig[] {
-    return this.all().filter((shard) => shard.name !== DEFAULT_SHARD);
+    return this.all()
+      .filter((shard) => shard.name !== DEFAULT_SHARD)
+      .map((shard) => (this.cluster ? { ...shard, url: "" } : shard));
   }
+}
+
+/**
+ * The shards of a lone Redis Cluster URL: every queue its own slot group; `home` the URL's group (its
+ * path), else the default group.
+ */
+export function clusterShards(url: string): { map: ShardMap; home: string } {
+  return { map: new ShardMap(url), home: groupOfUrl(url) ?? DEFAULT_SHARD };
 }

@@ -5,6 +5,7 @@
  */
 import type { CapsuleConfig } from "../../platform/config/options.js";
 import { Unblocker } from "../../platform/redis/Unblocker.js";
+import { isCluster } from "../../platform/redis/clusterConnection.js";
 import type { ServerContext } from "../context.js";
 import { BasicFetch } from "./BasicFetch.js";
 import { pausedQueuesFor, type PausedQueues } from "./PausedQueues.js";
@@ -35,5 +36,8 @@ export function capsuleFetcher(ctx: ServerContext, capsule: CapsuleConfig): Caps
           capsule.concurrency > 1 ? capsule.concurrency : 0,
         )
       : new BasicFetch(ctx.redis, blocking, capsule.queues, fetchTimeout, paused);
-  return { fetcher, unblocker: new Unblocker(blocking, ctx.redis), paused };
+  // On a Redis Cluster CLIENT ID and CLIENT UNBLOCK would reach any node, not the one the fetch waits
+  // on: no unblocker there; a hurried stop closes the fetch's socket instead (see Manager.endFetch).
+  const unblocker = isCluster(blocking) ? undefined : new Unblocker(blocking, ctx.redis);
+  return { fetcher, unblocker, paused };
 }

@@ -4,6 +4,7 @@
  */
 import { RECOVERY_COUNTER_PREFIX, SCHEDULE, queueKey } from "../../wire/keys.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
+import { tagged } from "../../platform/redis/clusterConnection.js";
 
 export interface RecoverListCall {
   /** The dead process's private list (`queue:sq|<identity>|<queue>`). */
@@ -34,7 +35,7 @@ export async function recoverList(redis: TsqRedis, call: RecoverListCall): Promi
     call.privateList,
     queueKey(call.queue),
     SCHEDULE,
-    RECOVERY_COUNTER_PREFIX,
+    tagged(redis, RECOVERY_COUNTER_PREFIX),
     call.windowSeconds,
     call.maxRecoveries,
     call.nowSeconds,

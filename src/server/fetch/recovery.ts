@@ -20,6 +20,7 @@ import {
 import type { Logger } from "../../platform/logger.js";
 import { dumpPayload, parsePayload } from "../../wire/payload.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
+import { scanKeys } from "../../platform/redis/clusterConnection.js";
 import { formatSeconds, nowSeconds } from "../../wire/timestamps.js";
 import { addToMorgue, type MorgueLimits } from "../morgue.js";
 import type { LockHooks } from "../context.js";
@@ -41,15 +42,8 @@ const SUSPECT_SPREAD = 10;
 /** Seconds a recovery lock is held; far longer than a recovery takes. */
 const LOCK_TTL = 60;
 
-async function privateLists(redis: TsqRedis, identity: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, batch] = await redis.scan(cursor, "MATCH", privateQueuePattern(identity), "COUNT", 1000);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== "0");
-  return [...new Set(keys)];
+function privateLists(redis: TsqRedis, identity: string): Promise<string[]> {
+  return scanKeys(redis, privateQueuePattern(identity));
 }
 
 /** The job as it goes to the dead set: marked PoisonPillError, other fields as they were. */

@@ -29,9 +29,14 @@ export function queueKey(name: string): string {
   return `queue:${name}`;
 }
 
-/** Strips the `queue:` prefix from a key returned by BRPOP. */
+/**
+ * Strips the `queue:` prefix from a key returned by BRPOP, and on a Redis Cluster the slot group's hash
+ * tag before it (`{bulk}queue:bulk`: src/platform/redis/clusterConnection.ts).
+ */
 export function queueNameFromKey(key: string): string {
-  return key.startsWith("queue:") ? key.slice("queue:".length) : key;
+  if (key.startsWith("queue:")) return key.slice("queue:".length);
+  const tagEnd = key.startsWith("{") ? key.indexOf("}queue:") : -1;
+  return tagEnd === -1 ? key : key.slice(tagEnd + "}queue:".length);
 }
 
 export function processKey(identity: string): string {

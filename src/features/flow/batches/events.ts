@@ -8,6 +8,7 @@ import { BATCHES, BATCH_PREFIX, QUEUES, queueKey } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { nowSeconds, nowStamp, type TimestampFormat } from "../../../wire/timestamps.js";
 import { batchSettings } from "./settings.js";
+import { tagged } from "../../../platform/redis/clusterConnection.js";
 
 export type BatchEvent = "complete" | "success" | "death" | "settled";
 export const BATCH_EVENTS: readonly BatchEvent[] = ["complete", "success", "death", "settled"];
@@ -24,9 +25,9 @@ export async function applyBatchEvent(
 ): Promise<{ bid: string; event: BatchEvent }[]> {
   const fired = await redis.batchEvent(
     BATCHES,
-    BATCH_PREFIX,
-    queueKey(""),
-    QUEUES,
+    tagged(redis, BATCH_PREFIX),
+    tagged(redis, queueKey("")),
+    tagged(redis, QUEUES),
     String(nowSeconds()),
     String(nowStamp(options.format ?? "seconds")),
     String(batchSettings().failCap),

@@ -5,6 +5,7 @@
 import { BATCHES, BATCH_PREFIX } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { nowSeconds } from "../../../wire/timestamps.js";
+import { tagged } from "../../../platform/redis/clusterConnection.js";
 
 export interface OpenBatchCall {
   bid: string;
@@ -24,7 +25,7 @@ export interface OpenBatchCall {
 export async function openBatch(redis: TsqRedis, call: OpenBatchCall): Promise<number> {
   return redis.batchOpen(
     BATCHES,
-    BATCH_PREFIX,
+    tagged(redis, BATCH_PREFIX),
     call.bid,
     String(nowSeconds()),
     String(call.expiresInSeconds),

@@ -12,6 +12,7 @@ import {
   queueKey,
 } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
+import { tagged } from "../../../platform/redis/clusterConnection.js";
 
 export interface KeyedLimitCall {
   /** "enter" before a job runs, "leave" after it, "resume" for a resumer's turn on the key. */
@@ -60,7 +61,7 @@ export async function keyedLimit(redis: TsqRedis, call: KeyedLimitCall): Promise
     call.windowMs,
     key,
     className,
-    queueKey(""),
+    tagged(redis, queueKey("")),
     call.job,
     call.maxParked,
     call.perTurn,

@@ -4,6 +4,7 @@
  */
 import { LIMITS, QUEUES, limitParkedKey, limitSlotsKey, queueKey } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
+import { tagged } from "../../../platform/redis/clusterConnection.js";
 
 export interface LimitSlotCall {
   /** "enter" before a job runs, "leave" after it (or a sweep, with `jid` ""), "admit" at push. */
@@ -52,7 +53,7 @@ export async function limitSlot(redis: TsqRedis, call: LimitSlotCall): Promise<L
     call.limit,
     call.nowMs,
     call.className,
-    queueKey(""),
+    tagged(redis, queueKey("")),
     call.job,
     call.maxParked,
     call.resumed ? "1" : "0",
