@@ -67,8 +67,8 @@ export function targets(report: Report): string[] {
   if (report.guardFailures)
     out.push(
       report.guardFailures.length
-        ? `guard (worker CPU/job ≤ +5%, RSS peak ≤ +10% vs the build compared): FAILED: ${report.guardFailures.join("; ")}`
-        : "guard (worker CPU/job ≤ +5%, RSS peak ≤ +10% vs the build compared): passed",
+        ? `guard (worker CPU/job ≤ +5%, RSS peak ≤ +10% vs the build compared, medians of every round): FAILED: ${report.guardFailures.join("; ")}`
+        : "guard (worker CPU/job ≤ +5%, RSS peak ≤ +10% vs the build compared, medians of every round): passed",
     );
   for (const r of report.fetchRatios ?? []) {
     if (r.ratio === null) continue;

@@ -5,7 +5,7 @@
  * pino's default stdout stream (sonic-boom, asynchronous) measures the text it already holds on every
  * line it takes (Buffer.byteLength of a string growing to 16 KB while a write is on its way): with a
  * start and a done line per job, that scan and the flattened copies it leaves for the collector were
- * most of what the two lines cost (docs/performance.md, "Logging"). A batch is measured once.
+ * most of what the two lines cost (docs/performance.md, "Per-job cost and memory"). A batch is measured once.
  *
  * The batch goes through `redactText` (secrets.ts) as a whole, instead of each line through the
  * logger's hook.

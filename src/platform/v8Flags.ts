@@ -1,6 +1,6 @@
 /**
  * V8 settings of the processes that run jobs (a `tsq` worker, a tsq-cluster child), each for a reason
- * measured on a 200,000 no-op job drain (docs/performance.md, "Memory"):
+ * measured on a 200,000 no-op job drain (docs/performance.md, "Per-job cost and memory"):
  *
  * - `--max-semi-space-size=4` (MB): the young generation grows to 3 × 16 MB by default under a job
  *   system's steady allocation, and the process keeps those pages: capped at 4 MB semi-spaces, a drain's

@@ -132,7 +132,7 @@ test("acks wait for the answer of a fetch on its way, then ride the fetch after 
   await handle.redis.config("RESETSTAT");
   let outlook: FetchOutlook = "answering";
   const acks = new AckBatcher(handle.redis, logger(), undefined, () => outlook);
-  void acks.ack(KEY, jobs[0]!);
+  assert.equal(acks.ack(KEY, jobs[0]!), undefined);
   await turns(20);
   assert.equal(await ackCalls(), 0, "no call of their own while the fetch on its way may be followed by one");
   // The fetch is answered and the next one goes out within the turn: the ack rides it.
@@ -146,7 +146,7 @@ test("acks wait for the answer of a fetch on its way, then ride the fetch after 
 
   // Answered, and no fetch follows: after a turn's grace they go on their own.
   outlook = "answering";
-  void acks.ack(KEY, jobs[1]!);
+  assert.equal(acks.ack(KEY, jobs[1]!), undefined);
   await turns(5);
   outlook = "soon";
   acks.fetchAnswered();
@@ -154,7 +154,7 @@ test("acks wait for the answer of a fetch on its way, then ride the fetch after 
 
   // A fetch that waits in Redis for a job cannot carry them: at once.
   outlook = "none";
-  void acks.ack(KEY, jobs[2]!);
+  assert.equal(acks.ack(KEY, jobs[2]!), undefined);
   await eventually(async () => (await ackCalls()) === 2, 5_000, "sent on their own at once");
   await acks.drain();
   assert.deepEqual(
