@@ -51,8 +51,15 @@ export async function discoverGroups(map: ShardMap): Promise<DiscoveredGroups> {
   const unreachable: string[] = [];
   try {
     await redis.ping().catch(() => undefined);
-    for (const node of (redis as unknown as Cluster).nodes("master")) {
+    const cluster = redis as unknown as Cluster;
+    // Masters from the slot table (CLUSTER SLOTS lists a failed master with its slots), not the client's
+    // pool of live nodes, which drops a node whose connection ended: a dead master would go unnamed.
+    const live = new Map(cluster.nodes("master").map((node) => [`${node.options.host}:${node.options.port}`, node]));
+    const masters = new Set(cluster.slots.map((owners) => owners?.[0]).filter((a): a is string => a !== undefined));
+    for (const address of masters) {
       try {
+        const node = live.get(address);
+        if (node === undefined) throw new Error(`no connection to ${address}`);
         let cursor = "0";
         do {
           const [next, keys] = await node.scan(cursor, "MATCH", "{*}*", "COUNT", 1000);
@@ -63,8 +70,7 @@ export async function discoverGroups(map: ShardMap): Promise<DiscoveredGroups> {
           }
         } while (cursor !== "0");
       } catch {
-        const address = `${node.options.host ?? "?"}:${node.options.port ?? "?"}`;
-        unreachable.push(`${address} (slots ${slotRanges((redis as unknown as Cluster).slots, address)})`);
+        unreachable.push(`${address} (slots ${slotRanges(cluster.slots, address)})`);
       }
     }
   } finally {
