@@ -208,6 +208,8 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       disconnect();
       throw error;
     }
+    // On a Redis Cluster the groups the children serve are read by /metrics even before they hold keys.
+    shards.map.remember(plan.flatMap((child) => (child.shard === undefined ? [] : [child.shard])));
     const supervisor = this.supervise(plan, redis, shards);
     log.info({ redis: redactUrl(options.worker.redisUrl), children: plan.map(describeChild) }, "starting tsq-cluster");
     try {

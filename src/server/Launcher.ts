@@ -16,6 +16,7 @@ import { nowSeconds } from "../wire/timestamps.js";
 import type { ServerContext } from "./context.js";
 import { Connections } from "./Connections.js";
 import { Heartbeat, type RemoteSignal } from "./Heartbeat.js";
+import { registerSlotGroup } from "./slotGroups.js";
 import { Manager } from "./Manager.js";
 import { Poller } from "./Poller.js";
 import { processInfo } from "./processInfo.js";
@@ -110,6 +111,7 @@ export class Launcher {
     // The process record exists before the first fetch, so no sweeper can take this live process for dead.
     await this.heartbeat.start();
     if (this.stopping) return;
+    registerSlotGroup(this.ctx);
     if (this.ctx.options.fetch === "reliable") await this.reliable.start();
     if (this.stopping) return;
     this.running = true;

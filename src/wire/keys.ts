@@ -61,6 +61,10 @@
  *   j|<YYYYmmdd>|<H>:<M>      HASH   Sidekiq 7 metrics, one minute (4-digit year, minute unpadded; no rollup; 8 h)
  *   <Class>-<dd>-<HH>:<M>     STRING Sidekiq 7 metrics: the same histogram, no prefix, day and hour padded (8 h)
  *   <YYYYmmdd>-marks          HASH   Sidekiq::Deploy marks: ISO minute -> label (read by the Metrics page)
+ *   tsq:slot-groups           SET    on a Redis Cluster, in the group of queue `default`: the slot groups
+ *                                    workers have served (tools name a group that is down by it)
+ *
+ * On a Redis Cluster every key above is written `{<group>}<key>` (src/platform/redis/clusterConnection.ts).
  */
 
 // The builders, grouped by area; importers use this module only (lint:deps keeps it so).

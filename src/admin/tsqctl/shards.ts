@@ -66,7 +66,9 @@ export async function everyShard(flags: ShardFlags, io: CliIO): Promise<{ shard:
   if (map.cluster) {
     const { unreachable } = await discoverGroups(map);
     for (const node of unreachable)
-      io.err(`tsqctl: Redis Cluster master ${node} does not answer; the slot groups it holds are not listed\n`);
+      io.err(
+        `tsqctl: Redis Cluster master ${node} does not answer; of its slot groups only those in tsq:slot-groups are read (and reported unreachable)\n`,
+      );
   }
   return map.sharded ? map.all().map(({ name, url }) => ({ shard: name, url })) : undefined;
 }

@@ -88,6 +88,8 @@ function globEscape(text: string): string {
  */
 export async function scanKeys(redis: Redis, pattern: string, count = 1000): Promise<string[]> {
   const tag = keyTag(redis);
+  // A cluster client knows its masters once it has read the slot map: a command waits for that.
+  if (isCluster(redis) && redis.status !== "ready") await redis.ping();
   const nodes = isCluster(redis) ? (redis as unknown as Cluster).nodes("master") : [redis];
   const keys = new Set<string>();
   for (const node of nodes) {

@@ -3,11 +3,12 @@
  * queues, the dashboard, the supervisor's /metrics). A queue no `shards:` entry lists is a group of its
  * own, so the config cannot name them all: each reachable master is scanned for the keys every group
  * has once used (`{<group>}queues`, written with each push; `{<group>}processes`, with each heartbeat).
- * A master that does not answer within the deadline is reported with its slots: the groups it held are
- * unknown until it (or its promoted replica) answers again.
+ * Workers also record the group they serve in `tsq:slot-groups` (the group of queue `default`), which
+ * names the groups of a master that does not answer; such a master is reported with its slots.
  */
 import type { Cluster } from "ioredis";
 import { connect } from "../redis/connection.js";
+import { SLOT_GROUPS } from "../../wire/keys.js";
 import { clusterBaseUrl } from "../redis/clusterUrl.js";
 import type { ShardConnections } from "./ShardConnections.js";
 import type { ShardMap } from "./ShardMap.js";
@@ -75,6 +76,16 @@ export async function discoverGroups(map: ShardMap): Promise<DiscoveredGroups> {
     }
   } finally {
     redis.disconnect();
+  }
+  // Groups workers registered: names the groups of a master that did not answer.
+  const registry = connect(map.urlOf(map.shardOf("default")), {
+    name: "tsq-discover",
+    commandTimeoutMs: SCAN_DEADLINE_MS,
+  });
+  try {
+    for (const group of await registry.smembers(SLOT_GROUPS).catch(() => [])) if (map.has(group)) found.add(group);
+  } finally {
+    registry.disconnect();
   }
   map.remember([...found].sort());
   return { groups: map.names(), unreachable };

@@ -77,6 +77,9 @@ export function queueOfPrivateKey(identity: string, key: string): string {
   return key.slice(`queue:sq|${identity}|`.length);
 }
 
+/** On a Redis Cluster: the slot groups workers have served, in the group of queue `default`. */
+export const SLOT_GROUPS = "tsq:slot-groups";
+
 /** Prefix of the per-jid recovery counters used to spot poison pills (`tsq:recovered:<jid>`). */
 export const RECOVERY_COUNTER_PREFIX = "tsq:recovered:";
 

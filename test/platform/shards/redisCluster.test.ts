@@ -13,7 +13,7 @@ import { Client } from "../../../src/client/Client.js";
 import { Job } from "../../../src/client/Job.js";
 import { Worker } from "../../../src/library/Worker.js";
 import { connect } from "../../../src/platform/redis/connection.js";
-import { useRedis } from "../../helpers/redis.js";
+import { freePort, useRedis } from "../../helpers/redis.js";
 import { useRedisCluster, type RedisClusterSetup } from "../../helpers/redisCluster.js";
 import { ROOT, eventually, startTsq, type TsqProcess } from "../../helpers/tsqProcess.js";
 import { scratchDir } from "../../helpers/fixtures.js";
@@ -255,4 +255,38 @@ test("a Worker built in code on a cluster URL serves its queue's slot group", as
     () => new Worker({ redis: setup.url, jobs: [LibraryJob], queues: ["one", "two"] }),
     /a process serves one slot group/,
   );
+});
+
+test("tsq-cluster runs one child per slot group; its /metrics reads every group", async (t) => {
+  const setup = await theCluster();
+  await record.redis.flushdb();
+  const port = await freePort();
+  const supervisor = startTsq(
+    ["-r", JOBS, "-C", configFile(setup), "--metrics-port", String(port), "sup-a", "sup-b"],
+    { TSQ_RECORD_URL: record.url, TSQ_LOG_FORMAT: "json", REDIS_URL: "redis://127.0.0.1:1/0" },
+    "bin/tsq-cluster.js",
+  );
+  t.after(() => supervisor.stop(20_000));
+  const client = new Client({ redis: setup.url });
+  t.after(() => client.close());
+  await client.pushBulk({ class: "ClusterRecordJob", queue: "sup-a", args: [[0], [0]] });
+  await client.pushBulk({ class: "ClusterRecordJob", queue: "sup-b", args: [[0], [0], [0]] });
+  await eventually(
+    async () => Number(await record.redis.get("ran:sup-a")) === 2 && Number(await record.redis.get("ran:sup-b")) === 3,
+    30_000,
+    `the children did not run both groups' jobs\n${supervisor.output().slice(-3000)}`,
+  );
+  const metrics = await eventually(
+    async () => {
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+        (response) => response.text(),
+        () => "",
+      );
+      return /^tsq_processes 2$/m.test(text) && /tsq_queue_size\{queue="sup-b"\} 0/.test(text) && text;
+    },
+    30_000,
+    `/metrics did not show both groups\n${supervisor.output().slice(-2000)}`,
+    200,
+  );
+  assert.match(metrics, /tsq_queue_size\{queue="sup-a"\} 0/);
 });
