@@ -5,12 +5,15 @@
  * land in the kernel's ephemeral range), each in a private temporary directory. Stopped after the file.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import { Redis } from "ioredis";
+import type { Client } from "../../src/client/Client.js";
+import { scratchDir } from "./fixtures.js";
 import { freePort } from "./redis.js";
+import { giveUpAfter } from "./timing.js";
 import { eventually } from "./tsqProcess.js";
 
 export interface ClusterNode {
@@ -75,7 +78,7 @@ function startNode(port: number, busPort: number, dir: string): ClusterNode {
   return { port, child };
 }
 
-function run(command: string, args: string[], timeoutMs = 60_000): Promise<{ code: number; out: string }> {
+function run(command: string, args: string[], timeoutMs = giveUpAfter(60_000)): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -258,4 +261,27 @@ export async function startRedisCluster(): Promise<RedisClusterSetup> {
       return run("redis-cli", ["--cluster", ...args.map((a) => a.replace("{node}", `127.0.0.1:${up?.port}`))]);
     },
   };
+}
+
+/**
+ * A tsq.yml in a scratch folder naming every node of `cluster`, with `extra` YAML after it (a 1 s
+ * heartbeat by default, so process records and stats follow a test's steps closely).
+ */
+export function clusterConfigFile(
+  cluster: RedisClusterSetup,
+  prefix: string,
+  extra = "heartbeat_interval: 1\n",
+): string {
+  const file = join(scratchDir(prefix), "tsq.yml");
+  const nodes = cluster.nodes.map((node) => `"127.0.0.1:${node.port}"`).join(", ");
+  writeFileSync(file, `redis: { cluster: [${nodes}] }\n${extra}`);
+  return file;
+}
+
+/** Pushes `count` ClusterRecordJobs (test/jobs/clusterJobs.ts) sleeping `jobMs` each, 1,000 per round trip. */
+export async function pushRecordJobs(client: Client, queue: string, count: number, jobMs: number): Promise<void> {
+  for (let from = 0; from < count; from += 1000) {
+    const args = Array.from({ length: Math.min(1000, count - from) }, () => [jobMs]);
+    await client.pushBulk({ class: "ClusterRecordJob", queue, args });
+  }
 }

@@ -5,13 +5,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "../../../src/client/Client.js";
 import { useRedis } from "../../helpers/redis.js";
-import { useRedisCluster } from "../../helpers/redisCluster.js";
+import { clusterConfigFile, useRedisCluster } from "../../helpers/redisCluster.js";
 import { ROOT, eventually, startTsq } from "../../helpers/tsqProcess.js";
-import { scratchDir } from "../../helpers/fixtures.js";
 
 const JOBS = 400;
 const QUEUE = "child-kill";
@@ -22,9 +20,7 @@ test("a tsq-cluster child SIGKILLed on a cluster: its jobs are recovered in its 
   const client = new Client({ redis: cluster.url });
   t.after(() => client.close());
   await client.pushBulk({ class: "ClusterRecordJob", queue: QUEUE, args: Array.from({ length: JOBS }, () => [100]) });
-  const file = join(scratchDir("tsq-rcluster-child"), "tsq.yml");
-  const nodes = cluster.nodes.map((node) => `"127.0.0.1:${node.port}"`).join(", ");
-  writeFileSync(file, `redis: { cluster: [${nodes}] }\nheartbeat_interval: 1\n`);
+  const file = clusterConfigFile(cluster, "tsq-rcluster-child");
   const supervisor = startTsq(
     ["-r", join(ROOT, "dist/test/jobs/clusterJobs.js"), "-C", file, "--fetch", "reliable", "-c", "10", QUEUE],
     { TSQ_RECORD_URL: record.url, TSQ_LOG_FORMAT: "json", REDIS_URL: "redis://127.0.0.1:1/0" },

@@ -12,14 +12,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "../../../src/client/Client.js";
 import { connect } from "../../../src/platform/redis/connection.js";
 import { useRedis } from "../../helpers/redis.js";
-import { useRedisCluster } from "../../helpers/redisCluster.js";
+import { clusterConfigFile, pushRecordJobs, useRedisCluster } from "../../helpers/redisCluster.js";
 import { ROOT, eventually, startTsq } from "../../helpers/tsqProcess.js";
-import { scratchDir } from "../../helpers/fixtures.js";
 
 const JOBS = 20_000;
 /** ms each job sleeps: 20 slots × 2 ms keeps the run several seconds long, long enough to kill mid-run. */
@@ -34,13 +32,7 @@ const cluster = useRedisCluster();
 test("a master SIGKILLed under a 20,000-job reliable-fetch run: replica promoted, nothing lost, no restart", async (t) => {
   const client = new Client({ redis: cluster.url });
   t.after(() => client.close());
-  for (let from = 0; from < JOBS; from += 1000) {
-    await client.pushBulk({
-      class: "ClusterRecordJob",
-      queue: QUEUE,
-      args: Array.from({ length: Math.min(1000, JOBS - from) }, () => [JOB_MS]),
-    });
-  }
+  await pushRecordJobs(client, QUEUE, JOBS, JOB_MS);
   const probe = connect(cluster.url, { name: "tsq-test" });
   t.after(() => probe.disconnect());
   const slot = Number(await probe.call("CLUSTER", "KEYSLOT", `{${QUEUE}}`));
@@ -51,10 +43,7 @@ test("a master SIGKILLed under a 20,000-job reliable-fetch run: replica promoted
   // Test setup only: the run starts from jobs the replica has, so the kill cannot lose these pushes.
   assert.equal(Number(await master.call("WAIT", "1", "10000")), 1, "the replica did not acknowledge the jobs");
 
-  const dir = scratchDir("tsq-rcluster-failover");
-  const file = join(dir, "tsq.yml");
-  const nodes = cluster.nodes.map((node) => `"127.0.0.1:${node.port}"`).join(", ");
-  writeFileSync(file, `redis: { cluster: [${nodes}] }\nheartbeat_interval: 1\n`);
+  const file = clusterConfigFile(cluster, "tsq-rcluster-failover");
   const worker = startTsq(
     ["-r", join(ROOT, "dist/test/jobs/clusterJobs.js"), "-C", file, "-q", QUEUE, "--fetch", "reliable", "-c", "20"],
     {

@@ -7,15 +7,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client } from "../../../src/client/Client.js";
 import { connect } from "../../../src/platform/redis/connection.js";
 import { useRedis } from "../../helpers/redis.js";
-import { useRedisCluster } from "../../helpers/redisCluster.js";
+import { clusterConfigFile, useRedisCluster } from "../../helpers/redisCluster.js";
 import { ROOT, eventually, startTsq } from "../../helpers/tsqProcess.js";
-import { scratchDir } from "../../helpers/fixtures.js";
 import { tsqctl } from "../../helpers/tsqctl.js";
 
 const record = useRedis();
@@ -43,9 +41,7 @@ test("a master and its replica SIGKILLed: the other groups keep working, tsqctl 
   await client.pushBulk({ class: "ClusterRecordJob", queue: down, args: Array.from({ length: 100 }, () => [0]) });
   await client.pushBulk({ class: "ClusterRecordJob", queue: up, args: Array.from({ length: 100 }, () => [0]) });
 
-  const file = join(scratchDir("tsq-rcluster-down"), "tsq.yml");
-  const nodes = cluster.nodes.map((node) => `"127.0.0.1:${node.port}"`).join(", ");
-  writeFileSync(file, `redis: { cluster: [${nodes}] }\nheartbeat_interval: 1\n`);
+  const file = clusterConfigFile(cluster, "tsq-rcluster-down");
   const env = { TSQ_RECORD_URL: record.url, TSQ_LOG_FORMAT: "json", REDIS_URL: "redis://127.0.0.1:1/0" };
   const downWorker = startTsq(["-r", JOBS, "-C", file, "-q", down, "--fetch", "reliable", "-c", "5"], env);
   const upWorker = startTsq(["-r", JOBS, "-C", file, "-q", up, "--fetch", "reliable", "-c", "5"], env);

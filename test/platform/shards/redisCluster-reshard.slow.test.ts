@@ -7,15 +7,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client } from "../../../src/client/Client.js";
 import { connect } from "../../../src/platform/redis/connection.js";
 import { useRedis } from "../../helpers/redis.js";
-import { useRedisCluster } from "../../helpers/redisCluster.js";
+import { clusterConfigFile, pushRecordJobs, useRedisCluster } from "../../helpers/redisCluster.js";
 import { ROOT, eventually, startTsq } from "../../helpers/tsqProcess.js";
-import { scratchDir } from "../../helpers/fixtures.js";
 
 const JOBS = 10_000;
 /** ms each job sleeps: 20 slots × 2 ms keeps the run going through the reshard. */
@@ -28,13 +26,7 @@ const cluster = useRedisCluster();
 test("redis-cli --cluster reshard moves a group's slot under a reliable-fetch run: nothing lost", async (t) => {
   const client = new Client({ redis: cluster.url });
   t.after(() => client.close());
-  for (let from = 0; from < JOBS; from += 1000) {
-    await client.pushBulk({
-      class: "ClusterRecordJob",
-      queue: QUEUE,
-      args: Array.from({ length: 1000 }, () => [JOB_MS]),
-    });
-  }
+  await pushRecordJobs(client, QUEUE, JOBS, JOB_MS);
   const probe = connect(cluster.url, { name: "tsq-test" });
   t.after(() => probe.disconnect());
   const slot = Number(await probe.call("CLUSTER", "KEYSLOT", `{${QUEUE}}`));
@@ -42,9 +34,7 @@ test("redis-cli --cluster reshard moves a group's slot under a reliable-fetch ru
   const target = (await cluster.masters()).find((port) => port !== source)!;
   const sourceSlots = 5461; // redis-cli --cluster create gives each of 3 masters a third: at most 5462
 
-  const file = join(scratchDir("tsq-rcluster-reshard"), "tsq.yml");
-  const nodes = cluster.nodes.map((node) => `"127.0.0.1:${node.port}"`).join(", ");
-  writeFileSync(file, `redis: { cluster: [${nodes}] }\nheartbeat_interval: 1\n`);
+  const file = clusterConfigFile(cluster, "tsq-rcluster-reshard");
   const worker = startTsq(
     ["-r", join(ROOT, "dist/test/jobs/clusterJobs.js"), "-C", file, "-q", QUEUE, "--fetch", "reliable", "-c", "20"],
     { TSQ_RECORD_URL: record.url, TSQ_LOG_FORMAT: "json", REDIS_URL: "redis://127.0.0.1:1/0" },
