@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import { Redis } from "ioredis";
-import type { Client } from "../../src/client/Client.js";
+import { Client as ClientClass, type Client } from "../../src/client/Client.js";
 import { scratchDir } from "./fixtures.js";
 import { freePort } from "./redis.js";
 import { giveUpAfter } from "./timing.js";
@@ -284,4 +284,41 @@ export async function pushRecordJobs(client: Client, queue: string, count: numbe
     const args = Array.from({ length: Math.min(1000, count - from) }, () => [jobMs]);
     await client.pushBulk({ class: "ClusterRecordJob", queue, args });
   }
+}
+
+export interface Pusher {
+  /** The jids of the pushes the cluster acknowledged, in order. */
+  readonly acknowledged: string[];
+  /** Pushes refused or failed (a master away, a slot moving). */
+  failed(): number;
+  /** Stops pushing; resolves once the last push settled and the client closed. */
+  stop(): Promise<void>;
+}
+
+/** Pushes one ClusterRecordJob (no sleep) to `queue` every `everyMs` until stopped, on a client of its own. */
+export function startPusher(url: string, queue: string, everyMs: number): Pusher {
+  const acknowledged: string[] = [];
+  let failed = 0;
+  let pushing = true;
+  const loop = (async () => {
+    const own = new ClientClass({ redis: url });
+    while (pushing) {
+      try {
+        const jid = await own.push({ class: "ClusterRecordJob", queue, args: [0] });
+        if (jid) acknowledged.push(jid);
+      } catch {
+        failed++;
+      }
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+    await own.close();
+  })();
+  return {
+    acknowledged,
+    failed: () => failed,
+    stop: () => {
+      pushing = false;
+      return loop;
+    },
+  };
 }

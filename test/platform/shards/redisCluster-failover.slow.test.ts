@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { Client } from "../../../src/client/Client.js";
 import { connect } from "../../../src/platform/redis/connection.js";
 import { useRedis } from "../../helpers/redis.js";
-import { clusterConfigFile, pushRecordJobs, useRedisCluster } from "../../helpers/redisCluster.js";
+import { clusterConfigFile, pushRecordJobs, startPusher, useRedisCluster } from "../../helpers/redisCluster.js";
 import { ROOT, eventually, startTsq } from "../../helpers/tsqProcess.js";
 
 const JOBS = 20_000;
@@ -58,22 +58,8 @@ test("a master SIGKILLed under a 20,000-job reliable-fetch run: replica promoted
   await eventually(async () => (await done()) >= 3000, 60_000, `jobs did not start:\n${worker.output().slice(-2000)}`);
 
   // A pusher through the kill: each acknowledged push is remembered.
-  const acknowledged: string[] = [];
-  let failedPushes = 0;
-  let pushing = true;
-  const pusher = (async () => {
-    const own = new Client({ redis: cluster.url });
-    while (pushing) {
-      try {
-        const jid = await own.push({ class: "ClusterRecordJob", queue: QUEUE, args: [0] });
-        if (jid) acknowledged.push(jid);
-      } catch {
-        failedPushes++;
-      }
-      await new Promise((resolve) => setTimeout(resolve, PUSH_EVERY_MS));
-    }
-    await own.close();
-  })();
+  const pusher = startPusher(cluster.url, QUEUE, PUSH_EVERY_MS);
+  t.after(() => pusher.stop()); // a failed assertion below must not leave it running
 
   const replica = cluster.node(replicaPort);
   const doneAtKill = await done();
@@ -99,8 +85,8 @@ test("a master SIGKILLed under a 20,000-job reliable-fetch run: replica promoted
   );
   const recoveryMs = Date.now() - killedAt;
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  pushing = false;
-  await pusher;
+  await pusher.stop();
+  const { acknowledged } = pusher;
 
   // Every job pushed before the kill ran; and every acknowledged push that survived the failover too.
   const survivors = async (): Promise<number> => {
@@ -127,7 +113,7 @@ test("a master SIGKILLed under a 20,000-job reliable-fetch run: replica promoted
     `cluster failover: ${JOBS} jobs pushed before the kill (replicated), ${doneAtKill} done at the kill; ` +
       `promoted after ${promoted.at - killedAt} ms; first job completed on the promoted master ${recoveryMs} ms after the kill; ` +
       `run ${doneJids.size} distinct, lost 0 of those pushed before; run twice ${runs - doneJids.size}; ` +
-      `pushed during the run ${acknowledged.length} acknowledged (${failedPushes} refused), ` +
+      `pushed during the run ${acknowledged.length} acknowledged (${pusher.failed()} refused), ` +
       `${lostPushedDuring} acknowledged then lost with the master (async replication)`,
   );
   assert.equal(await worker.stop(15_000), 0);

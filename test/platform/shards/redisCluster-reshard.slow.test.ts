@@ -12,7 +12,7 @@ import { performance } from "node:perf_hooks";
 import { Client } from "../../../src/client/Client.js";
 import { connect } from "../../../src/platform/redis/connection.js";
 import { useRedis } from "../../helpers/redis.js";
-import { clusterConfigFile, pushRecordJobs, useRedisCluster } from "../../helpers/redisCluster.js";
+import { clusterConfigFile, pushRecordJobs, startPusher, useRedisCluster } from "../../helpers/redisCluster.js";
 import { ROOT, eventually, startTsq } from "../../helpers/tsqProcess.js";
 
 const JOBS = 10_000;
@@ -43,22 +43,8 @@ test("redis-cli --cluster reshard moves a group's slot under a reliable-fetch ru
   const done = () => record.redis.scard("done");
   await eventually(async () => (await done()) >= 2000, 60_000, `jobs did not start:\n${worker.output().slice(-2000)}`);
 
-  const acknowledged: string[] = [];
-  let refusedPushes = 0;
-  let pushing = true;
-  const pusher = (async () => {
-    const own = new Client({ redis: cluster.url });
-    while (pushing) {
-      try {
-        const jid = await own.push({ class: "ClusterRecordJob", queue: QUEUE, args: [0] });
-        if (jid) acknowledged.push(jid);
-      } catch {
-        refusedPushes++;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    await own.close();
-  })();
+  const pusher = startPusher(cluster.url, QUEUE, 5);
+  t.after(() => pusher.stop()); // a failed assertion below must not leave it running
 
   const doneAtStart = await done();
   const started = performance.now();
@@ -77,8 +63,8 @@ test("redis-cli --cluster reshard moves a group's slot under a reliable-fetch ru
   assert.equal(reshard.code, 0, reshard.out.slice(-2000));
   assert.equal(await cluster.masterOf(slot), target, "the group's slot did not move");
   const doneAtEnd = await done();
-  pushing = false;
-  await pusher;
+  await pusher.stop();
+  const { acknowledged } = pusher;
 
   const left = async (): Promise<number> => {
     const node = cluster.node(target);
@@ -101,7 +87,7 @@ test("redis-cli --cluster reshard moves a group's slot under a reliable-fetch ru
   console.log(
     `reshard: ${sourceSlots + 1} slots moved from ${source} to ${target} in ${Math.round(reshardMs)} ms ` +
       `while ${doneAtEnd - doneAtStart} jobs ran; pushed ${JOBS} before + ${acknowledged.length} during ` +
-      `(${refusedPushes} refused); run ${doneJids.size} distinct, lost ${lost}, run twice ${runs - doneJids.size}; ` +
+      `(${pusher.failed()} refused); run ${doneJids.size} distinct, lost ${lost}, run twice ${runs - doneJids.size}; ` +
       `error log lines ${errors}`,
   );
   // A run twice is reliable fetch's at-least-once (an ack refused mid-migration requeues its job): printed.
