@@ -87,6 +87,14 @@ module.exports = {
       to: { path: "^src/cluster/" },
     },
     {
+      name: "cluster-never-imports-options",
+      comment:
+        "Options are parsed into the cluster's terms (options/ imports cluster/); the cluster reads them through its own types.",
+      severity: "error",
+      from: { path: "^src/cluster/" },
+      to: { path: "^src/options/" },
+    },
+    {
       name: "not-to-unresolvable",
       comment: "An import that does not resolve is a typo or a missing dependency.",
       severity: "error",

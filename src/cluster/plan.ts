@@ -7,14 +7,27 @@ import type { Logger } from "../platform/logger.js";
 import { redactUrl } from "../platform/redis/connection.js";
 import { QUEUES } from "../wire/keys.js";
 import { Registry } from "../server/Registry.js";
-import { childConcurrency } from "./concurrency.js";
+import { childConcurrency, type ConcurrencyRule } from "./concurrency.js";
 import { controlCharacterIn, quoted } from "../platform/config/controlCharacters.js";
 import { planChildren, queueEntries, resolveGroups, splitShard, type ChildPlan, type GroupWorkers } from "./groups.js";
 import { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
-import type { ClusterOptions } from "../options/clusterOptions.js";
+import type { WorkerOptions } from "../platform/config/options.js";
 import type { ShardConnections } from "../platform/shards/ShardConnections.js";
 import { resolveShardedGroups } from "./shardGroups.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
+
+/**
+ * What planning reads of a cluster's resolved options (options/clusterOptions.ts builds them), declared
+ * here so the cluster's room does not import the options' room, which imports it.
+ */
+export interface PlanOptions {
+  worker: WorkerOptions;
+  groups: string[] | undefined;
+  negate: boolean;
+  strictOrder: boolean;
+  concurrency: ConcurrencyRule;
+  processes: number;
+}
 
 /** Where a job that names no queue goes (Sidekiq's default). */
 const DEFAULT_QUEUE = "default";
@@ -23,7 +36,7 @@ const DEFAULT_QUEUE = "default";
 const PLAN_REDIS_TIMEOUT = 3000;
 
 /** The job module's classes (attributes checked) and the config's routing rules, for query groups. */
-async function loadWorkers(options: ClusterOptions): Promise<GroupWorkers> {
+async function loadWorkers(options: PlanOptions): Promise<GroupWorkers> {
   const router = new WorkerRouter(options.worker.routingRules);
   if (!options.worker.require) return { workers: [], router };
   const registry = new Registry();
@@ -39,7 +52,7 @@ async function loadWorkers(options: ClusterOptions): Promise<GroupWorkers> {
  * A name from Redis with a control character is hostile or broken text: left out, with a warning.
  */
 async function knownQueues(
-  options: ClusterOptions,
+  options: PlanOptions,
   { workers, router }: GroupWorkers,
   shards: ShardConnections,
   log: Logger,
@@ -72,11 +85,7 @@ async function knownQueues(
 }
 
 /** Every child the cluster forks: its group's queues, its job slots and (sharded) its shard. */
-export async function planCluster(
-  options: ClusterOptions,
-  shards: ShardConnections,
-  log: Logger,
-): Promise<ChildPlan[]> {
+export async function planCluster(options: PlanOptions, shards: ShardConnections, log: Logger): Promise<ChildPlan[]> {
   const base = options.worker.capsules[0]!;
   const own = options.worker.shard ?? DEFAULT_SHARD;
   const named = options.groups?.some((group) => splitShard(group).shard !== undefined) ?? false;
