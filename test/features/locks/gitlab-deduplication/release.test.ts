@@ -11,7 +11,8 @@ import { pino } from "pino";
 
 import { DEFAULTS } from "../../../../src/platform/config/defaults.js";
 import { recoverIdentity } from "../../../../src/server/fetch/recovery.js";
-import { releaseLocksOf } from "../../../../src/features/locks/release.js";
+import { releaseLocksWith } from "../../../../src/server/plugin.js";
+import { builtinPlugins } from "../../../../src/plugins.js";
 import { useRedis } from "../../../helpers/redis.js";
 import { lockKit } from "../../../helpers/lockKit.js";
 import { ROOT, eventually, startTsq } from "../../../helpers/tsqProcess.js";
@@ -178,8 +179,11 @@ test("a poison pill set aside by recovery releases its lock; recovered jobs keep
     for (const text of await redis.lrange("queue:default", 0, -1)) await redis.lpush(list, text);
     await redis.del("queue:default");
     await redis.set(`tsq:recovered:${pill}`, "5"); // it already killed its process 5 times
-    // As a worker passes them: the lock plug-ins' release (recovery itself knows no lock).
-    const locks = { release: async (stored: Iterable<string>) => void (await releaseLocksOf(redis, stored)) };
+    // As the supervisor and a worker pass them: every plug-in's declared `locks.release` (recovery
+    // itself knows no lock).
+    const release = releaseLocksWith(builtinPlugins());
+    assert.ok(release, "the built-in lock plug-ins declare a release");
+    const locks = { release: (stored: Iterable<string>) => release(redis, stored) };
     const { poisoned } = await recoverIdentity(redis, identity, { ...DEFAULTS }, pino({ level: "silent" }), locks);
     assert.equal(poisoned.length, 1);
     assert.notEqual(await push(client, UntilExecutedJob, [9]), pill, "the poison pill's lock was released");
