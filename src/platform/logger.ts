@@ -48,8 +48,6 @@ export interface JobScope {
   readonly client?: unknown;
   /** The running worker's logger: `logger()` inside the job logs through it (with the job's fields). */
   readonly logger?: Logger;
-  /** The worker's own lines of this job (start, done): a child of `logger` bound to `log` (jobLines). */
-  readonly lines?: Logger;
 }
 
 const jobScope = new AsyncLocalStorage<JobScope>();
@@ -80,13 +78,10 @@ function prettyStream(): DestinationStream {
 /** What the mixin returns when a line gets no job fields: merged as nothing (mergeJobFields). */
 const NO_FIELDS: Record<string, unknown> = Object.freeze({});
 
-/**
- * The fields of the job running here, on every line of a logger tsq built; none on the lines of the
- * job's own bound child (jobLines), which carries them already.
- */
-function jobFields(_line: object, _level: number, logger: Logger): Record<string, unknown> {
+/** The fields of the job running here, on every line of a logger tsq built. */
+function jobFields(): Record<string, unknown> {
   const scope = jobScope.getStore();
-  if (scope === undefined || scope.lines === logger) return NO_FIELDS;
+  if (scope === undefined) return NO_FIELDS;
   // A copy: the merge below writes the line's own fields into the object the mixin returns.
   return { ...scope.log };
 }
@@ -121,29 +116,9 @@ function jsonStream(): DestinationStream | undefined {
   return new LineBatch(pino.destination({ dest: 1, sync: true }));
 }
 
-/**
- * The logger of the worker's own lines of one job (start, done, fail): a child of `base` bound to the
- * job's fields, so that they are serialized once for the job instead of once per line (pino writes a
- * child's bindings as ready text). Only for a logger tsq built, at a level that writes the start line,
- * and fields that pino writes the same either way; otherwise `base`, whose mixin adds them per line.
- */
-export function jobLines(base: Logger, context: JobLogContext): Logger {
-  if ((base as unknown as Record<symbol, unknown>)[pino.symbols.mixinSym] !== jobFields) return base;
-  if (!base.isLevelEnabled("info") || !sameAsBinding(context)) return base;
-  return base.child(context);
-}
-
-/**
- * True when every field is a string that pino serializes alike as a line's field and as a binding: a
- * binding goes through JSON.stringify, a field's string through pino's own quoting, and the two differ
- * only on a lone surrogate (escaped by the one, written raw by the other).
- */
-function sameAsBinding(context: JobLogContext): boolean {
-  for (const key in context) {
-    const value = context[key];
-    if (typeof value !== "string" || !value.isWellFormed()) return false;
-  }
-  return true;
+/** True for a logger tsq built here (or a child of one): its lines get the running job's fields. */
+export function builtByTsq(logger: Logger): boolean {
+  return (logger as unknown as Record<symbol, unknown>)[pino.symbols.mixinSym] === jobFields;
 }
 
 type LogMethods = Pick<Logger, "trace" | "debug" | "info" | "warn" | "error" | "fatal">;
@@ -156,7 +131,7 @@ const jobAware = new WeakSet<Logger>();
 
 /** True for a logger whose lines already carry the job's fields: tsq built it (or a child of it). */
 function carriesJobFields(logger: Logger): boolean {
-  return (logger as unknown as Record<symbol, unknown>)[pino.symbols.mixinSym] === jobFields || jobAware.has(logger);
+  return builtByTsq(logger) || jobAware.has(logger);
 }
 
 /**

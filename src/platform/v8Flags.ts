@@ -13,13 +13,18 @@
  *   generation directly, which then grows until a full collection: about 16 MB of a drain's RSS peak.
  *
  * A child gets both on its command line. A `tsq` worker is started by its user, so it can only set what
- * V8 reads while it runs: pretenuring; the semi-space size is read when the heap is made, so it takes
- * NODE_OPTIONS=--max-semi-space-size=4 (the documented setting). A flag the user gave (command line or
- * NODE_OPTIONS) is never overridden.
+ * V8 reads while it runs. Pretenuring is one. The semi-space cap is read when the heap is made, but the
+ * growth factor (`--semi-space-growth-factor`, 2 by default) is read at each growth: the worker watches
+ * its garbage collections and sets the factor to 1 once a semi-space reaches 4 MB (2 again if V8 shrank
+ * it below), which holds the young generation where the flag would (a drain's RSS peak 117 → 92 MB,
+ * docs/performance.md). A flag the user gave (command line or NODE_OPTIONS) is never overridden.
  */
+import { PerformanceObserver } from "node:perf_hooks";
 import v8 from "node:v8";
 
-const SEMI_SPACE = "--max-semi-space-size=4";
+const SEMI_SPACE_MB = 4;
+const SEMI_SPACE = `--max-semi-space-size=${SEMI_SPACE_MB}`;
+const GROWTH = "--semi-space-growth-factor";
 const NO_PRETENURING = "--no-allocation-site-pretenuring";
 
 /** True when the user set this V8 option already, on node's command line or in NODE_OPTIONS. */
@@ -44,4 +49,27 @@ export function applyWorkerV8Flags(
   nodeOptions = process.env.NODE_OPTIONS ?? "",
 ): void {
   if (!userSet(NO_PRETENURING, execArgv, nodeOptions)) v8.setFlagsFromString(NO_PRETENURING);
+  if (!userSet(SEMI_SPACE, execArgv, nodeOptions) && !userSet(GROWTH, execArgv, nodeOptions))
+    capYoungGeneration(SEMI_SPACE_MB);
+}
+
+/**
+ * Holds each semi-space at `semiSpaceMb` from inside a running process: after every collection, the
+ * growth factor is 1 while the young generation is at the cap and 2 (V8's default) below it. A
+ * collection happens every few MB of allocation (thousands of jobs), so the check costs nothing per job.
+ * The observer does not keep the process alive. Returns a function that stops the watch.
+ */
+export function capYoungGeneration(semiSpaceMb: number): () => void {
+  const capBytes = semiSpaceMb * 1024 * 1024;
+  let atCap = false;
+  const observer = new PerformanceObserver(() => {
+    const newSpace = v8.getHeapSpaceStatistics().find((space) => space.space_name === "new_space");
+    // new_space holds both semi-spaces, so one is half its size.
+    const reached = newSpace !== undefined && newSpace.space_size / 2 >= capBytes;
+    if (reached === atCap) return;
+    atCap = reached;
+    v8.setFlagsFromString(`${GROWTH}=${reached ? 1 : 2}`);
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  return () => observer.disconnect();
 }

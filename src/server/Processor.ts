@@ -11,7 +11,8 @@
 import { performance } from "node:perf_hooks";
 import { JobCancelledError, JobInterrupted, JobSuspended, UnknownJobError } from "../wire/errors.js";
 import { displayClass, parsePayload, type JobPayload } from "../wire/payload.js";
-import { jobLines, withJobScope, type Logger } from "../platform/logger.js";
+import { withJobScope } from "../platform/logger.js";
+import { jobLines, type JobLines } from "../platform/jobLines.js";
 import { jobLogContext } from "../platform/correlation.js";
 import type { Chain } from "../platform/Chain.js";
 import type { ServerContext, ServerMiddlewareArgs, JobOutcome } from "./context.js";
@@ -82,12 +83,12 @@ export class Processor {
       startedMs: performance.now(),
     });
     try {
-      // One scope: its log fields, the worker's client for the job's own pushes, the worker's logger
-      // for what the job logs with `logger` (an app's logger given to the worker gets those lines too),
-      // and the one the worker's own lines of this job go through, bound to its fields once.
+      // One scope: its log fields, the worker's client for the job's own pushes and the worker's logger
+      // for what the job logs with `logger` (an app's logger given to the worker gets those lines too).
+      // The worker's own start and done lines are written with the job's fields serialized once.
       const log = jobLogContext(job, unit.queue);
       const lines = jobLines(this.ctx.logger, log);
-      await withJobScope({ log, client: this.ctx.client, logger: this.ctx.logger, lines }, () =>
+      await withJobScope({ log, client: this.ctx.client, logger: this.ctx.logger }, () =>
         this.execute(job, unit, slot, lines),
       );
     } finally {
@@ -95,7 +96,7 @@ export class Processor {
     }
   }
 
-  private async execute(job: JobPayload, unit: UnitOfWork, slot: Slot, logger: Logger): Promise<void> {
+  private async execute(job: JobPayload, unit: UnitOfWork, slot: Slot, lines: JobLines): Promise<void> {
     const { events } = this.ctx;
     // Kill switches and expiry take a job before it starts. No await when none applies (a plain
     // `false`): the common case costs a function call per plug-in that intercepts.
@@ -104,7 +105,7 @@ export class Processor {
       if (taken !== false && (await taken)) return;
     }
     const started = performance.now();
-    logger.info("start");
+    lines.start();
     events.emit("start", job, unit.queue);
     let klass: RunnableClass | undefined;
     let packed: PackedArgs | undefined;
@@ -172,7 +173,7 @@ export class Processor {
     if (acknowledged) await acknowledged;
     if (held) await Promise.all(held);
     if (outcome.status === "done")
-      logger.info({ elapsed_ms: round(outcome.durationSeconds * 1000), status: "done" }, "done");
+      lines.done(round(outcome.durationSeconds * 1000));
     events.emit("end", job, unit.queue, outcome);
   }
 

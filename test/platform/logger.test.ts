@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
-import { configureLogger, jobLines, logger, withJobContext, withJobScope } from "../../src/platform/logger.js";
+import { configureLogger, logger, withJobContext, withJobScope } from "../../src/platform/logger.js";
+import { jobLines } from "../../src/platform/jobLines.js";
 import { registerSecret } from "../../src/platform/secrets.js";
 
 test("job context is on every line inside the job, on none outside, and line fields never leak", async () => {
@@ -50,7 +51,7 @@ test("the application's own pino: tsq logs through a child of it, with job conte
   assert.equal(typeof logger().info, "function");
 });
 
-test("a job's own lines through jobLines are byte for byte those of the mixin, redaction included", async () => {
+test("a job's start and done lines through jobLines are byte for byte pino's, redaction included", async () => {
   const raw: string[] = [];
   registerSecret("pw-for-lines-test");
   const root = configureLogger({
@@ -61,21 +62,21 @@ test("a job's own lines through jobLines are byte for byte those of the mixin, r
   const contexts = [
     { jid: "a1", class: "PlainJob", queue: "default" },
     { jid: "a2", class: 'Quo"ted\\Job', queue: "tab\there", correlation_id: "req-pw-for-lines-test-1" },
-    { jid: "a3", class: "Long".repeat(40), queue: "é-ü-日本-😀" },
+    { jid: "a3", class: "Long".repeat(40), queue: "é-ü-日本-😀\u2028</script>" },
   ];
   for (const log of contexts) {
-    const lines = jobLines(root, log);
-    assert.notEqual(lines, root, "a child bound to the job's fields");
-    await withJobScope({ log, logger: root, lines }, async () => {
-      lines.info("start");
+    await withJobScope({ log, logger: root }, async () => {
+      const lines = jobLines(root, log);
+      lines.start();
       root.info("start");
-      lines.info({ elapsed_ms: 1.5, status: "done" }, "done");
+      lines.done(1.5);
       root.info({ elapsed_ms: 1.5, status: "done" }, "done");
-      lines.warn({ err: new Error("boom") }, "fail");
-      root.warn({ err: new Error("boom") }, "fail");
+      lines.done(NaN);
+      root.info({ elapsed_ms: NaN, status: "done" }, "done");
     });
   }
-  const timeless = raw.map((line) => line.replace(/"time":\d+/, "").replace(/"stack":"(?:[^"\\]|\\.)*"/, ""));
+  assert.equal(raw.length, 18);
+  const timeless = raw.map((line) => line.replace(/"time":\d+/, ""));
   for (let i = 0; i < timeless.length; i += 2) assert.equal(timeless[i], timeless[i + 1]);
   assert.ok(
     raw.every((line) => !line.includes("pw-for-lines-test")),
@@ -88,12 +89,36 @@ test("a job's own lines through jobLines are byte for byte those of the mixin, r
   );
 });
 
-test("jobLines falls back to the mixin where a binding would differ: a lone surrogate, a quiet level, an app's logger", () => {
-  const root = configureLogger({ level: "info", destination: { write: () => undefined } });
-  assert.equal(jobLines(root, { jid: "b1", class: "Odd\ud800Job", queue: "default" }), root);
-  const quiet = configureLogger({ level: "warn", destination: { write: () => undefined } });
-  assert.equal(jobLines(quiet, { jid: "b2", class: "Job", queue: "default" }), quiet);
-  const app = pino({ level: "info" }, { write: () => undefined });
-  assert.equal(jobLines(app, { jid: "b3", class: "Job", queue: "default" }), app);
+test("jobLines goes through pino where its text would differ: a lone surrogate, a quiet level, an app's logger", async () => {
+  const written: string[] = [];
+  const sink = { write: (s: string) => void written.push(s) };
+  const cases = [
+    {
+      logger: configureLogger({ level: "info", destination: sink }),
+      log: { jid: "b1", class: "Odd\ud800Job", queue: "q" },
+    },
+    { logger: configureLogger({ level: "warn", destination: sink }), log: { jid: "b2", class: "Job", queue: "q" } },
+    {
+      logger: configureLogger({ logger: pino({ level: "info" }, sink) }),
+      log: { jid: "b3", class: "Job", queue: "q" },
+    },
+  ];
+  for (const { logger: through, log } of cases)
+    await withJobScope({ log, logger: through }, async () => {
+      const lines = jobLines(through, log);
+      lines.start();
+      lines.done(2);
+    });
+  const lines = written.map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.deepEqual(
+    lines.map(({ jid, class: className, msg }) => [jid, className, msg]),
+    [
+      ["b1", "Odd\ud800Job", "start"],
+      ["b1", "Odd\ud800Job", "done"],
+      ["b3", "Job", "start"],
+      ["b3", "Job", "done"],
+    ],
+    "pino's own lines (the lone surrogate kept as pino writes it), none at warn, the app's logger with the job's fields",
+  );
   configureLogger({ level: "info" });
 });
