@@ -14,15 +14,50 @@
  * its last turn are written at exit (a crash included) in their order, where an asynchronous write
  * still on its way is lost. A reader that does not keep up holds the worker at its next batch, as
  * process.stdout on a pipe does, instead of letting the lines pile up in memory.
+ *
+ * FdLines writes the batches. Node makes stdout non-blocking once anything touches process.stdout, so
+ * a write to a pipe whose reader lags (a container's log driver, a `| tee`) fails with EAGAIN when the
+ * pipe's 64 KB are full. pino's own synchronous stream then sleeps 100 ms before it tries again, which
+ * stopped a draining worker for 100 ms at a time (about 6 such sleeps in a 100,000-job drain read by a
+ * pipe); FdLines waits 1 ms, so the worker goes on as soon as the reader has made room.
  */
+import { writeSync } from "node:fs";
 import type { DestinationStream } from "pino";
 import { redactText } from "./secrets.js";
+
+/** How long a write waits for a full pipe to drain before it tries again: ms. */
+const FULL_PIPE_WAIT_MS = 1;
+
+/** Lines to a file descriptor, each write whole and in order (see the header). */
+export class FdLines implements DestinationStream {
+  // Atomics.wait needs a shared cell to wait on; nothing ever notifies it, so a wait runs its time out.
+  private readonly pause = new Int32Array(new SharedArrayBuffer(4));
+
+  constructor(private readonly fd: number) {}
+
+  write(text: string): void {
+    const bytes = Buffer.from(text);
+    let written = 0;
+    while (written < bytes.length) {
+      try {
+        written += writeSync(this.fd, bytes, written);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EAGAIN") Atomics.wait(this.pause, 0, 0, FULL_PIPE_WAIT_MS);
+        // Nobody reads any more (the reader exited, stdout was closed): the lines have nowhere to go,
+        // and a worker must not stop working for its log.
+        else if (code === "EPIPE" || code === "EBADF") return;
+        else throw error;
+      }
+    }
+  }
+}
 
 export class LineBatch implements DestinationStream {
   private lines: string[] = [];
   private scheduled = false;
 
-  /** @param destination a synchronous stream (sonic-boom with `sync: true`) */
+  /** @param destination a synchronous stream (FdLines) */
   constructor(private readonly destination: DestinationStream) {
     process.on("exit", this.flush);
   }

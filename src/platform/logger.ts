@@ -27,7 +27,7 @@ import {
 } from "pino";
 import type { PinoPretty } from "pino-pretty";
 import { redactText, safeError } from "./secrets.js";
-import { LineBatch } from "./logLines.js";
+import { FdLines, LineBatch } from "./logLines.js";
 
 export type { Logger } from "pino";
 
@@ -106,14 +106,13 @@ function build(level: LevelWithSilent, base: Record<string, unknown>, destinatio
 }
 
 /**
- * JSON on stdout, a turn's lines in one synchronous write (logLines.ts) through pino's own stream
- * (sonic-boom on fd 1). When something replaced process.stdout.write (a test runner capturing
+ * JSON on stdout, a turn's lines in one synchronous write to fd 1 (logLines.ts). When something replaced process.stdout.write (a test runner capturing
  * output), pino's default instead: through it, line by line.
  */
 function jsonStream(): DestinationStream | undefined {
   const stdout = process.stdout as NodeJS.WriteStream & { constructor: { prototype: { write: unknown } } };
   if (stdout.write !== stdout.constructor.prototype.write) return undefined;
-  return new LineBatch(pino.destination({ dest: 1, sync: true }));
+  return new LineBatch(new FdLines(1));
 }
 
 /** True for a logger tsq built here (or a child of one): its lines get the running job's fields. */
