@@ -47,7 +47,7 @@ function runPiped(script: string): { child: ChildProcess; output: () => Promise<
     stdio: ["ignore", "pipe", "inherit"],
   });
   const chunks: Buffer[] = [];
-  child.stdout!.on("data", (chunk: Buffer) => chunks.push(chunk));
+  child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
   const exited = once(child, "exit");
   return {
     child,
