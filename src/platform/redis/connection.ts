@@ -59,9 +59,18 @@ const DISCONNECT_TIMEOUT_MS = 200;
 /** TLS problems already logged by this process (one line each, not one per connection and retry). */
 const reportedTls = new Set<string>();
 
-/** A connection error as the operator should read it: TLS problems explained, else the error's message. */
+/**
+ * A connection error as the operator should read it: TLS problems explained, else the error's message
+ * (a cluster client's with its last seed's cause).
+ */
 export function describeConnectionError(error: unknown): string {
-  return explainTlsError(error) ?? (error instanceof Error ? error.message : String(error));
+  const explained = explainTlsError(error);
+  if (explained !== undefined) return explained;
+  if (!(error instanceof Error)) return String(error);
+  // ioredis' cluster client reports a failed start as "Failed to refresh slots cache." and keeps the
+  // cause (a refused password, a refused connection) on the error of the last seed it asked only.
+  const last = (error as { lastNodeError?: unknown }).lastNodeError;
+  return last instanceof Error ? `${error.message} (last seed: ${describeConnectionError(last)})` : error.message;
 }
 
 /** Opens a connection with tsq's Lua commands defined. Connection happens in the background. */

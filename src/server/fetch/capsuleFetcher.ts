@@ -37,7 +37,7 @@ export function capsuleFetcher(ctx: ServerContext, capsule: CapsuleConfig): Caps
         )
       : new BasicFetch(ctx.redis, blocking, capsule.queues, fetchTimeout, paused);
   // On a Redis Cluster CLIENT ID and CLIENT UNBLOCK would reach any node, not the one the fetch waits
-  // on: no unblocker there; a hurried stop closes the fetch's socket instead (see Manager.endFetch).
+  // on: no unblocker there; a hurried stop lets the fetch time out instead (see Manager.endFetch).
   const unblocker = isCluster(blocking) ? undefined : new Unblocker(blocking, ctx.redis);
   return { fetcher, unblocker, paused };
 }

@@ -124,6 +124,14 @@ export class Batch {
     );
     const pending = built.then((result) => {
       if (result === null) throw new BatchError(`a client middleware refused the ${event} callback`);
+      // The batch's script pushes its callbacks where the batch lives: a queue of another shard (slot
+      // group) would get a list there that none of its workers reads, and the callback would never run.
+      if (!this.pushClient().ownsQueue(result.job.queue))
+        throw new BatchError(
+          `the ${event} callback of batch ${this.bid} cannot go to queue ${result.job.queue}: it lives on another ` +
+            "shard (slot group) than the batch, whose callbacks are pushed where the batch lives; give the callback " +
+            `a queue of the batch's shard: on("${event}", klass, options, { queue })`,
+        );
       this.callbacks.push({ event, queue: result.job.queue, ...callbackParts(event, result.json) });
     });
     // Awaited by `jobs`; until then a refusal must not surface as an unhandled rejection.
