@@ -5,7 +5,7 @@
  * land in the kernel's ephemeral range), each in a private temporary directory. Stopped after the file.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
@@ -23,7 +23,7 @@ export interface ClusterNode {
 
 export interface RedisClusterSetup {
   nodes: ClusterNode[];
-  /** redis+cluster://127.0.0.1:p1,127.0.0.1:p2,... (every node). */
+  /** redis+cluster://127.0.0.1:p1,127.0.0.1:p2,... (every node; rediss+cluster:// for a TLS cluster). */
   url: string;
   /** A plain (non-cluster) connection to one node, for assertions; closed after the file. */
   node(port: number): Redis;
@@ -46,12 +46,57 @@ export interface RedisClusterSetup {
 /** ms a master may be unreachable before the others fail it over (Redis' default is 15 s). */
 const NODE_TIMEOUT_MS = 2000;
 
-function startNode(port: number, busPort: number, dir: string): ClusterNode {
+/**
+ * A TLS cluster's certificates (test/helpers/tlsRedis.ts makeCertificates): every node speaks only TLS,
+ * to clients, to its replicas and on the cluster bus.
+ */
+export interface ClusterTls {
+  /** The folder holding ca.pem, server.pem and server.key. */
+  dir: string;
+}
+
+function tlsNodeArgs(port: number, tls: ClusterTls | undefined): string[] {
+  if (tls === undefined) return ["--port", String(port)];
+  return [
+    "--port",
+    "0",
+    "--tls-port",
+    String(port),
+    "--tls-cluster",
+    "yes",
+    "--tls-replication",
+    "yes",
+    "--tls-cert-file",
+    join(tls.dir, "server.pem"),
+    "--tls-key-file",
+    join(tls.dir, "server.key"),
+    "--tls-ca-cert-file",
+    join(tls.dir, "ca.pem"),
+    // Clients prove themselves with a certificate if they have one (tsq's is given in the URL).
+    "--tls-auth-clients",
+    "optional",
+  ];
+}
+
+/** redis-cli's options for a TLS cluster (it connects as the server, with the server's certificate). */
+function tlsCliArgs(tls: ClusterTls | undefined): string[] {
+  if (tls === undefined) return [];
+  return [
+    "--tls",
+    "--cacert",
+    join(tls.dir, "ca.pem"),
+    "--cert",
+    join(tls.dir, "server.pem"),
+    "--key",
+    join(tls.dir, "server.key"),
+  ];
+}
+
+function startNode(port: number, busPort: number, dir: string, tls: ClusterTls | undefined): ClusterNode {
   const child = spawn(
     "redis-server",
     [
-      "--port",
-      String(port),
+      ...tlsNodeArgs(port, tls),
       "--cluster-port",
       String(busPort),
       "--bind",
@@ -147,8 +192,8 @@ export function useRedisCluster(): RedisClusterSetup {
   return handle;
 }
 
-/** Starts the cluster; the caller stops it (`stop`). */
-export async function startRedisCluster(): Promise<RedisClusterSetup> {
+/** Starts the cluster (TLS only with `tls`); the caller stops it (`stop`). */
+export async function startRedisCluster(tls?: ClusterTls): Promise<RedisClusterSetup> {
   if (spawnSync("redis-server", ["--version"]).error) {
     throw new Error("redis-server is not installed; `apt-get install -y redis-server` (it ships redis-cli too)");
   }
@@ -170,9 +215,19 @@ export async function startRedisCluster(): Promise<RedisClusterSetup> {
       }
     }
   };
-  for (let i = 0; i < 6; i++) nodes.push(startNode(await pick(), await pick(), dir));
+  for (let i = 0; i < 6; i++) nodes.push(startNode(await pick(), await pick(), dir, tls));
+  const tlsOptions =
+    tls === undefined
+      ? {}
+      : {
+          tls: {
+            ca: readFileSync(join(tls.dir, "ca.pem")),
+            cert: readFileSync(join(tls.dir, "server.pem")),
+            key: readFileSync(join(tls.dir, "server.key")),
+          },
+        };
   const node = (port: number): Redis => {
-    const connection = new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: null });
+    const connection = new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: null, ...tlsOptions });
     connection.on("error", () => {});
     connections.push(connection);
     return connection;
@@ -197,6 +252,7 @@ export async function startRedisCluster(): Promise<RedisClusterSetup> {
     50,
   );
   const created = await run("redis-cli", [
+    ...tlsCliArgs(tls),
     "--cluster",
     "create",
     ...nodes.map((n) => `127.0.0.1:${n.port}`),
@@ -231,7 +287,7 @@ export async function startRedisCluster(): Promise<RedisClusterSetup> {
   );
   return {
     nodes,
-    url: `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(",")}`,
+    url: `${tls ? "rediss" : "redis"}+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(",")}`,
     node,
     stop: stopAll,
     async masterOf(slot) {
@@ -258,7 +314,11 @@ export async function startRedisCluster(): Promise<RedisClusterSetup> {
     },
     cli(args) {
       const up = nodes.find((n) => n.child.exitCode === null && n.child.signalCode === null);
-      return run("redis-cli", ["--cluster", ...args.map((a) => a.replace("{node}", `127.0.0.1:${up?.port}`))]);
+      return run("redis-cli", [
+        ...tlsCliArgs(tls),
+        "--cluster",
+        ...args.map((a) => a.replace("{node}", `127.0.0.1:${up?.port}`)),
+      ]);
     },
   };
 }

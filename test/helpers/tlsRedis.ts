@@ -26,7 +26,11 @@ function openssl(dir: string, args: string[]): void {
   execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
 }
 
-function makeCertificates(dir: string, passphrase: string): void {
+/**
+ * Makes the certificates in `dir`: ca.pem (+ ca.key), server.pem/server.key for 127.0.0.1, client.pem
+ * with client.key encrypted by `passphrase`, and wrong-ca.pem.
+ */
+export function makeCertificates(dir: string, passphrase: string): void {
   // Two CAs: the one that signs everything, and one that signs nothing we use (the wrong CA).
   for (const ca of ["ca", "wrong-ca"]) {
     openssl(dir, [

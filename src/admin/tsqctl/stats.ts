@@ -59,6 +59,8 @@ async function stats(flags: JsonFlags & ShardFlags & { days: number }, io: CliIO
     );
     const perShard = read.flatMap((r) => (r.stats === undefined ? [] : [{ shard: r.shard, stats: r.stats }]));
     const down = read.flatMap((r) => (r.error === undefined ? [] : [[r.shard, r.error] as const]));
+    // No shard answered: there are no figures to show, and zeros would read as an idle fleet.
+    if (perShard.length === 0) throw new RedisUnavailableError(down.map(([, message]) => message).join("; "));
     json = {
       ...sumStats(perShard, shardMap(flags, io).shardOf("default")),
       shards: Object.fromEntries(perShard.map(({ shard, stats }) => [shard, stats])),

@@ -8,6 +8,7 @@
  * What the prefix does not reach, and the callers handle: key names a command returns (BRPOP's popped
  * key, SCAN) carry the tag; keys a Lua script builds from its ARGV get the tag from `keyTag(redis)`.
  */
+import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { Cluster, type ClusterOptions, type Redis, type RedisOptions } from "ioredis";
 import { groupTag, type ParsedClusterUrl } from "./clusterUrl.js";
 import { tlsOptions } from "./tls.js";
@@ -46,9 +47,70 @@ export function openCluster(parsed: ParsedClusterUrl, redisOptions: RedisOptions
     // A new node seen in a MOVED reply is reached at once rather than after the next slot refresh (ms).
     slotsRefreshTimeout: 2000,
   };
+  const cluster = new Cluster(parsed.nodes, options);
+  keepNodeCause(
+    cluster,
+    options.redisOptions?.tls === undefined ? undefined : { ...first, tls: options.redisOptions.tls },
+  );
   // Through the Redis type on purpose: tsq's code calls the commands both clients share (the Commander
   // API, events, status); what only a Cluster has is reached through `isCluster` below.
-  return new Cluster(parsed.nodes, options) as unknown as Redis;
+  return cluster as unknown as Redis;
+}
+
+const CLOSED = /^Connection is closed/;
+
+/**
+ * Why a cluster cannot start, for describeConnectionError and the TLS explanation connect() logs. ioredis
+ * asks the seeds for the slot map on connections of their own whose errors it drops, and then reports
+ * "Failed to refresh slots cache." with the last seed's "Connection is closed." (lastNodeError): a
+ * certificate or a password refused is not said. A node's own error ("node error") is kept; with TLS,
+ * when there is none, one TLS handshake with the first seed finds it (once until the cluster is ready),
+ * and is reported as that seed's "node error". Registered first, so every later listener reads it.
+ */
+function keepNodeCause(
+  cluster: Cluster,
+  seed: { host: string; port: number; tls: ConnectionOptions } | undefined,
+): void {
+  let cause: Error | undefined;
+  let probed = false;
+  cluster.on("node error", (error: unknown) => {
+    if (error instanceof Error && !CLOSED.test(error.message)) cause = error;
+  });
+  cluster.on("error", (error: unknown) => {
+    if (!(error instanceof Error)) return;
+    const withLast = error as Error & { lastNodeError?: unknown };
+    const last = withLast.lastNodeError;
+    const uninformative = last === undefined || (last instanceof Error && CLOSED.test(last.message));
+    if (!uninformative) return;
+    if (cause !== undefined) withLast.lastNodeError = cause;
+    else if (seed !== undefined && !probed) {
+      probed = true;
+      handshake(seed)
+        .then((refused) => refused && cluster.emit("node error", refused, `${seed.host}:${seed.port}`))
+        .catch(() => undefined);
+    }
+  });
+  cluster.on("ready", () => {
+    cause = undefined;
+    probed = false;
+  });
+}
+
+/** ms one diagnostic TLS handshake may take. */
+const HANDSHAKE_TIMEOUT_MS = 5000;
+
+/** The error of one TLS handshake with `seed`, or undefined when it succeeds (or does not end in time). */
+function handshake(seed: { host: string; port: number; tls: ConnectionOptions }): Promise<Error | undefined> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ ...seed.tls, host: seed.host, port: seed.port });
+    const done = (error: Error | undefined) => {
+      socket.destroy();
+      resolve(error);
+    };
+    socket.setTimeout(HANDSHAKE_TIMEOUT_MS, () => done(undefined));
+    socket.once("secureConnect", () => done(undefined));
+    socket.once("error", (error: Error) => done(error));
+  });
 }
 
 /** True for a connection opened by openCluster. */

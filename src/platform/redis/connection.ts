@@ -111,12 +111,15 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
       : new Redis(settings);
   // Errors surface on the command that failed; this keeps ioredis from printing the URL unredacted.
   // A TLS problem would only show as commands waiting forever, so it is logged, once per process.
-  redis.on("error", (error: Error & { code?: string }) => {
+  const reportTls = (error: Error & { code?: string }) => {
     const advice = explainTlsError(error);
     if (advice === undefined || reportedTls.has(advice)) return;
     reportedTls.add(advice);
     logger().error({ redis: redactUrl(url), code: error.code }, advice);
-  });
+  };
+  redis.on("error", reportTls);
+  // A cluster's nodes report their own connections' errors (a TLS handshake refused) apart.
+  if (parsed.kind === "cluster") redis.on("node error", reportTls);
   if (parsed.kind === "sentinel") watchPrimary(redis, parsed);
   return defineScripts(redis);
 }
