@@ -10,6 +10,7 @@
  * undefined (or a plug-in without `server`) costs nothing on the job path.
  */
 import type { Redis } from "ioredis";
+import type { LuaSource } from "../platform/redis/luaScript.js";
 import type { ClientPlugin } from "../client/plugin.js";
 import type { ServerContext } from "./context.js";
 import type { ServerHooks, StoredJobs } from "./hooks.js";
@@ -25,6 +26,13 @@ export interface Plugin extends ClientPlugin {
    * through the API. Needs no worker: the supervisor and the admin API call it too.
    */
   locks?: PluginLocks;
+  /**
+   * The Lua scripts the feature runs (`luaScript`, src/platform/redis/luaScript.ts). None is read or
+   * defined until it first runs, on each connection it runs on; the list lets a test load them all and
+   * tools name them (the core's own are declared beside their callers, and no list in the core names a
+   * feature's).
+   */
+  scripts?: readonly LuaSource[];
 }
 
 export interface PluginLocks {

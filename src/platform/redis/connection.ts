@@ -11,9 +11,12 @@ import { openCluster } from "./clusterConnection.js";
 import { watchPrimary } from "./primaryWatch.js";
 import { connectionOptions, parseRedisUrl, redactRedisUrl } from "./redisUrl.js";
 import { explainTlsError } from "./tls.js";
-import { defineScripts, type TsqRedis } from "./scripts.js";
 
-export type { TsqRedis } from "./scripts.js";
+/**
+ * A connection made by `connect`. Any ioredis connection serves: the Lua scripts are defined on a connection
+ * the first time each runs there (luaScript.ts), so one an app made itself needs no preparing.
+ */
+export type TsqRedis = Redis;
 
 export interface ConnectOptions {
   /** A name shown in CLIENT LIST, to tell tsq's connections apart. */
@@ -64,7 +67,7 @@ export function describeConnectionError(error: unknown): string {
   return explainTlsError(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
-/** Opens a connection with tsq's Lua commands defined. Connection happens in the background. */
+/** Opens a connection with tsq's settings. Connection happens in the background. */
 export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
   registerUrlSecrets(url);
   const parsed = parseRedisUrl(url);
@@ -109,7 +112,7 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
     logger().error({ redis: redactUrl(url), code: error.code }, advice);
   });
   if (parsed.kind === "sentinel") watchPrimary(redis, parsed);
-  return defineScripts(redis);
+  return redis;
 }
 
 /**

@@ -23,6 +23,7 @@ import { AckBatcher } from "./AckBatcher.js";
 import { Reconciler } from "./Reconciler.js";
 import { FetchAhead } from "./FetchAhead.js";
 import type { Fetcher, RequeueOptions, UnitOfWork } from "./unitOfWork.js";
+import { reliableFetchLua } from "./scripts.js";
 
 /** ms between polls of several empty queues. */
 const IDLE_WAIT = 100;
@@ -161,7 +162,7 @@ export class ReliableFetch implements Fetcher {
     try {
       // On the fetcher's own connection: the shared one is auto-pipelined, and ioredis sends an auto
       // pipeline only once the previous one is answered, so a fetch there waited for the acks before it.
-      found = await this.blocking.reliableFetchBuffer(keys.length, ...keys, max, ...(riding?.marks ?? []));
+      found = await reliableFetchLua.runBuffer(this.blocking, keys.length, ...keys, max, ...(riding?.marks ?? []));
     } catch (error) {
       riding?.settle(error);
       throw error;
