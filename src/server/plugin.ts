@@ -14,8 +14,10 @@ import type { LuaSource } from "../platform/redis/luaScript.js";
 import type { ClientPlugin } from "../client/plugin.js";
 import type { ServerContext } from "./context.js";
 import type { ServerHooks, StoredJobs } from "./hooks.js";
+import type { PluginFetch } from "./fetch/fetchOrder.js";
 
 export type { Service, ResolvedClass, StoredJobs, ServerHooks, JobEnd } from "./hooks.js";
+export type { FetchOrder, PluginFetch } from "./fetch/fetchOrder.js";
 
 export interface Plugin extends ClientPlugin {
   /** Hooks for one worker; undefined when no class of this worker uses the feature. */
@@ -27,12 +29,17 @@ export interface Plugin extends ClientPlugin {
    */
   locks?: PluginLocks;
   /**
-   * The Lua scripts the feature runs (`luaScript`, src/platform/redis/luaScript.ts). None is read or
-   * defined until it first runs, on each connection it runs on; the list lets a test load them all and
-   * tools name them (the core's own are declared beside their callers, and no list in the core names a
-   * feature's).
+   * The Lua scripts the feature runs (`luaScript`, src/platform/redis/luaScript.ts). None is read until
+   * it first runs, nor sent to a Redis that does not ask for it (NOSCRIPT); the list lets a test load them
+   * all and tools name them (the core's own are declared beside their callers, and no list in the core
+   * names a feature's).
    */
   scripts?: readonly LuaSource[];
+  /**
+   * The order in which a capsule takes jobs, over Sidekiq's (fetch/fetchOrder.ts), with `before`/`after`
+   * against other plug-ins' orders.
+   */
+  fetch?: PluginFetch;
 }
 
 export interface PluginLocks {
