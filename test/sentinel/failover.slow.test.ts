@@ -53,7 +53,7 @@ test("SENTINEL FAILOVER during a 20,000-job reliable-fetch run: no job lost, no 
 
   const newPrimary = setup.node(setup.replicaPort);
   // Redis 7 replicates a script's effects, not the script: the replica's script cache starts empty, so
-  // the new primary must be given the scripts again (EVAL on each new connection), never EVALSHA'd blind.
+  // the new primary must be given the scripts again (EVAL after its NOSCRIPT, luaScript.ts).
   const fetchScript = reliableFetchLua.sha();
   assert.deepEqual(await newPrimary.script("EXISTS", fetchScript), [0], "the replica already had the script");
   const probe = async () => Number((await newPrimary.get("probe:completed")) ?? 0);
