@@ -11,7 +11,6 @@ import { bulkSliceSize } from "./bulkSize.js";
 import { Chain } from "../platform/Chain.js";
 import type { JobPayload } from "../wire/payload.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
-import { defineScripts } from "../platform/redis/scripts.js";
 import { isClusterUrl } from "../platform/redis/clusterUrl.js";
 import { DEFAULT_SHARD, clusterShards } from "../platform/shards/ShardMap.js";
 import { whenReachable } from "../platform/redis/reachable.js";
@@ -94,7 +93,7 @@ export class Client {
     const shards = options.shards ?? (url !== undefined && isClusterUrl(url) ? clusterShards(url) : undefined);
     this.redis =
       url === undefined
-        ? defineScripts(options.redis as TsqRedis) // made elsewhere: it gets tsq's scripts too (again is harmless)
+        ? (options.redis as TsqRedis) // made elsewhere: scripts are defined on it as they first run
         : this.open(shards?.map.cluster ? shards.map.urlOf(shards.home ?? DEFAULT_SHARD) : url);
     const home = new JobWriter(this.redis, owned, this.hooks);
     this.writers = new ShardWriters(home, shards, this.hooks, (shardUrl) => this.open(shardUrl));

@@ -11,6 +11,7 @@ import type { JobPayload } from "../wire/payload.js";
 import { isFailoverError, type TsqRedis } from "../platform/redis/connection.js";
 import { explainRedisError } from "../platform/redis/errors.js";
 import { formatSeconds } from "../wire/timestamps.js";
+import { pushJobsLua } from "./scripts.js";
 
 export class JobWriter {
   /** A plug-in's write path (reliable push), if any. */
@@ -100,7 +101,7 @@ export class JobWriter {
       // One job, as performAsync pushes it: one push-jobs-2.lua call. Two commands per push (SADD,
       // LPUSH) in a pipeline of their own cost half the throughput with many pushes in flight.
       const { job, json } = entries[0]!;
-      await this.redis.pushJobs(QUEUES, queueKey(job.queue), job.queue, json);
+      await pushJobsLua.run(this.redis, QUEUES, queueKey(job.queue), job.queue, json);
       return;
     }
     const pipeline = this.redis.pipeline();

@@ -9,6 +9,7 @@ import { LEADER, PROCESSES, legacyWorkKey, workKey } from "../wire/keys.js";
 import { recoverIdentity } from "../server/fetch/recovery.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { childRedis, type Child, type SupervisorOptions } from "./fleet.js";
+import { leaderResignLua } from "../server/scripts.js";
 
 /**
  * ms a stop waits for dead children's records to be pruned. With Redis away the commands wait for a
@@ -54,7 +55,7 @@ export class DeadChildren {
       await redis.multi().srem(PROCESSES, identity).unlink(workKey(identity), legacyWorkKey(identity)).exec();
       // A dead leader's record would block periodic jobs until it expires (leaderTtl, 60 s); one that
       // stepped down on its way out leaves followers waiting for their next check. Either way, nudge them.
-      if ((await redis.leaderResign(LEADER, identity)) === 1) {
+      if ((await leaderResignLua.run(redis, LEADER, identity)) === 1) {
         logger.warn(
           { identity },
           "the dead child was the cron leader; released its record, the other children elect a new one now",

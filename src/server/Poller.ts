@@ -20,6 +20,7 @@ import { ProblemLog } from "../platform/redis/errors.js";
 import type { ServerContext } from "./context.js";
 import { sendToMorgue } from "./morgue.js";
 import { enqueueDue } from "./enqueueDue.js";
+import { zpopbyscoreLua } from "./scripts.js";
 
 /** Due jobs moved per Lua call: big enough for 100,000 in a second or two, small enough not to stall Redis. */
 const BATCH = 1000;
@@ -83,7 +84,7 @@ export class Poller {
   private async enqueueOneByOne(set: string): Promise<number> {
     let moved = 0;
     while (!this.stopController.signal.aborted) {
-      const json = await this.ctx.redis.zpopbyscore(set, formatSeconds(this.nowSeconds()));
+      const json = await zpopbyscoreLua.run(this.ctx.redis, set, formatSeconds(this.nowSeconds()));
       if (json === null) break;
       await this.push(json, set);
       moved++;

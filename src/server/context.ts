@@ -17,7 +17,14 @@ import type { Clock } from "../platform/util/clock.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { JobInstance, Registry, RunnableClass } from "./Registry.js";
 import type { ExecutionTracker } from "./ExecutionTracker.js";
-import type { DeathHandler, JobOutcome, ServerHooks, ServerMiddlewareArgs, StoredJobs } from "./hooks.js";
+import type {
+  CapsuleFetchOrder,
+  DeathHandler,
+  JobOutcome,
+  ServerHooks,
+  ServerMiddlewareArgs,
+  StoredJobs,
+} from "./hooks.js";
 
 export type { JobOutcome } from "./hooks.js";
 
@@ -69,6 +76,8 @@ export interface ServerContext {
   readonly hooks: ServerHooks[];
   /** Lock bookkeeping for jobs leaving Redis, by the plug-ins that hold locks (none: nothing to do). */
   readonly locks: LockHooks;
+  /** The plug-ins' fetch orders, settled (fetch/fetchOrder.ts); undefined when none declares one. */
+  readonly fetchOrder?: CapsuleFetchOrder;
   readonly events: EventEmitter<JobEvents>;
   /** How timestamps are written now: the client's (`client.fleetVersion`), read at each use. */
   readonly timestampFormat: TimestampFormat;

@@ -5,6 +5,7 @@
 import { QUEUES, queueKey } from "../wire/keys.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { tagged } from "../platform/redis/clusterConnection.js";
+import { enqueueDueLua } from "./scripts.js";
 
 export interface EnqueueDueCall {
   /** The sorted set polled: `schedule` or `retry`. */
@@ -25,7 +26,8 @@ export interface EnqueueDueReply {
 }
 
 export async function enqueueDue(redis: TsqRedis, call: EnqueueDueCall): Promise<EnqueueDueReply> {
-  const [moved, ...forClient] = await redis.enqueueDue(
+  const [moved, ...forClient] = await enqueueDueLua.run(
+    redis,
     call.set,
     QUEUES,
     call.nowSeconds,

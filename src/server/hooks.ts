@@ -7,6 +7,18 @@ import type { Redis } from "ioredis";
 import type { Middleware } from "../platform/Chain.js";
 import type { JobPayload } from "../wire/payload.js";
 import type { UnitOfWork } from "./fetch/unitOfWork.js";
+import type { CapsuleConfig } from "../platform/config/options.js";
+
+/**
+ * The queues to try for one fetch, in order, given the order so far (a fresh array it may keep or
+ * change). It returns names from that list only; leaving one out skips that queue for this fetch, and
+ * leaving all out makes the fetch wait as when every queue is paused (at most `fetchTimeout` seconds).
+ * Called once per fetch, not per job, on the fetch's path: it must not block. See fetch/fetchOrder.ts.
+ */
+export type FetchOrder = (queues: string[]) => string[];
+
+/** A worker's fetch order for one capsule, over every plug-in's; undefined when none applies to it. */
+export type CapsuleFetchOrder = (capsule: CapsuleConfig) => FetchOrder | undefined;
 
 /** Server middleware arguments: `(job instance, payload, queue, next)`, as Sidekiq's `call(worker, job, queue)`. */
 export type ServerMiddlewareArgs = [instance: object, job: JobPayload, queue: string];

@@ -10,11 +10,14 @@
  * undefined (or a plug-in without `server`) costs nothing on the job path.
  */
 import type { Redis } from "ioredis";
+import type { LuaSource } from "../platform/redis/luaScript.js";
 import type { ClientPlugin } from "../client/plugin.js";
 import type { ServerContext } from "./context.js";
 import type { ServerHooks, StoredJobs } from "./hooks.js";
+import type { PluginFetch } from "./fetch/fetchOrder.js";
 
 export type { Service, ResolvedClass, StoredJobs, ServerHooks, JobEnd } from "./hooks.js";
+export type { FetchOrder, PluginFetch } from "./fetch/fetchOrder.js";
 
 export interface Plugin extends ClientPlugin {
   /** Hooks for one worker; undefined when no class of this worker uses the feature. */
@@ -25,6 +28,18 @@ export interface Plugin extends ClientPlugin {
    * through the API. Needs no worker: the supervisor and the admin API call it too.
    */
   locks?: PluginLocks;
+  /**
+   * The Lua scripts the feature runs (`luaScript`, src/platform/redis/luaScript.ts). None is read until
+   * it first runs, nor sent to a Redis that does not ask for it (NOSCRIPT); the list lets a test load them
+   * all and tools name them (the core's own are declared beside their callers, and no list in the core
+   * names a feature's).
+   */
+  scripts?: readonly LuaSource[];
+  /**
+   * The order in which a capsule takes jobs, over Sidekiq's (fetch/fetchOrder.ts), with `before`/`after`
+   * against other plug-ins' orders.
+   */
+  fetch?: PluginFetch;
 }
 
 export interface PluginLocks {

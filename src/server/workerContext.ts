@@ -24,6 +24,7 @@ import { releaseLocksWith, serverHooksOf, type Plugin, type Service } from "./pl
 import { ProcessState } from "./ProcessState.js";
 import type { Registry } from "./Registry.js";
 import type { RegisteredServerConfig } from "./serverConfig.js";
+import { fetchOrderOf } from "./fetch/fetchOrder.js";
 
 export interface LauncherHooks {
   /** A remote signal popped by the heartbeat; the CLI routes it to the same handler as the OS signal. */
@@ -112,14 +113,20 @@ export function buildWorkerContext(
   };
   // Plug-ins first, in list order, then what the app registered (configureServer), copied: the
   // process-wide registration is never modified, so several workers in one process stay apart.
+  let fetchOrder: ReturnType<typeof fetchOrderOf>;
   try {
+    fetchOrder = fetchOrderOf(plugins);
     ctx.hooks.push(...serverHooksOf(plugins, ctx));
   } catch (error) {
-    // A plug-in refused this worker's settings or classes: no connection may keep the process alive.
+    // A plug-in refused this worker's settings or classes (or the fetch orders' before/after): no
+    // connection may keep the process alive.
     connections.disconnect();
     throw error;
   }
-  Object.assign(ctx, { locks: lockHooks(redis, ctx.hooks, releaseLocksWith(plugins)) });
+  Object.assign(ctx, {
+    locks: lockHooks(redis, ctx.hooks, releaseLocksWith(plugins)),
+    ...(fetchOrder && { fetchOrder: fetchOrder(ctx) }),
+  });
   for (const hook of ctx.hooks) {
     if (hook.middleware) ctx.serverMiddleware.add(hook.middleware.use, ...(hook.middleware.options ?? []));
     if (hook.onDeath) ctx.deathHandlers.push(hook.onDeath);

@@ -9,6 +9,7 @@ import { TEST_JOBS, eventually, startTsq } from "../helpers/tsqProcess.js";
 import { pushJobs } from "../helpers/fixtures.js";
 import { AckBatcher, type AckedJob, type FetchOutlook } from "../../src/server/fetch/AckBatcher.js";
 import { ackMark, wholeJob } from "../../src/server/fetch/ackMark.js";
+import { ackJobsLua } from "../../src/server/fetch/scripts.js";
 import { logger } from "../../src/platform/logger.js";
 
 const handle = useRedis();
@@ -65,7 +66,7 @@ test("ack-jobs-1.lua removes each acked job once, by its mark or its bytes, keep
   const sameJidLonger = payload(jid(1), "1");
   // Head to tail: e d c b a b(again) binary sameJidLonger
   await handle.redis.rpush(KEY, e!, d!, c!, b!, a!, b!, binary, sameJidLonger);
-  assert.equal(await handle.redis.ackJobs(KEY, ...marks(a!, b!, binary, payload(jid(99)))), 3);
+  assert.equal(await ackJobsLua.run(handle.redis, KEY, ...marks(a!, b!, binary, payload(jid(99)))), 3);
   assert.deepEqual(
     await handle.redis.lrangeBuffer(KEY, 0, -1),
     [e, d, c, b, sameJidLonger].map((j) => Buffer.from(j!)),
@@ -75,10 +76,10 @@ test("ack-jobs-1.lua removes each acked job once, by its mark or its bytes, keep
   await handle.redis.del(KEY);
   const many = Array.from({ length: 100 }, (_, i) => payload(jid(1000 + i)));
   await handle.redis.rpush(KEY, ...many);
-  assert.equal(await handle.redis.ackJobs(KEY, ...marks(many[3]!, many[97]!)), 2);
+  assert.equal(await ackJobsLua.run(handle.redis, KEY, ...marks(many[3]!, many[97]!)), 2);
   const rest = many.filter((_, i) => i !== 3 && i !== 97);
   assert.deepEqual(await handle.redis.lrange(KEY, 0, -1), rest);
-  assert.equal(await handle.redis.ackJobs(KEY, ...marks(...rest)), 98);
+  assert.equal(await ackJobsLua.run(handle.redis, KEY, ...marks(...rest)), 98);
   assert.equal(await handle.redis.exists(KEY), 0, "a list acked to empty is gone");
 });
 

@@ -14,11 +14,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "../../src/index.js";
-import { scriptSource } from "../../src/platform/redis/scripts.js";
+import { reliableFetchLua } from "../../src/server/fetch/scripts.js";
 import { useRedis } from "../helpers/redis.js";
 import { startSentinelSetup, type SentinelSetup } from "../helpers/sentinel.js";
 import { ROOT, eventually, startTsq } from "../helpers/tsqProcess.js";
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { execa } from "execa";
 import { giveUpAfter } from "../helpers/timing.js";
@@ -54,8 +53,8 @@ test("SENTINEL FAILOVER during a 20,000-job reliable-fetch run: no job lost, no 
 
   const newPrimary = setup.node(setup.replicaPort);
   // Redis 7 replicates a script's effects, not the script: the replica's script cache starts empty, so
-  // the new primary must be given the scripts again (EVAL on each new connection), never EVALSHA'd blind.
-  const fetchScript = createHash("sha1").update(scriptSource("reliable-fetch.lua")).digest("hex");
+  // the new primary must be given the scripts again (EVAL after its NOSCRIPT, luaScript.ts).
+  const fetchScript = reliableFetchLua.sha();
   assert.deepEqual(await newPrimary.script("EXISTS", fetchScript), [0], "the replica already had the script");
   const probe = async () => Number((await newPrimary.get("probe:completed")) ?? 0);
   const failoverAt = Date.now();

@@ -16,7 +16,6 @@ import { pushSidekiqCron } from "../../features/cron/sidekiqCronPush.js";
 import { sidekiqCronTimes, splitZone } from "../../features/cron/sidekiqCronTimes.js";
 import { ArgumentError } from "../../wire/errors.js";
 import type { Redis } from "ioredis";
-import { defineScripts, type TsqRedis } from "../../platform/redis/scripts.js";
 import { nowSeconds } from "../../wire/timestamps.js";
 
 export type Scheduler = "tsq" | "sidekiq-cron";
@@ -106,11 +105,7 @@ export function sidekiqCronJson(schedule: SidekiqCronSchedule, lastJid: string |
 }
 
 export class CronSchedules {
-  private readonly redis: TsqRedis;
-
-  constructor(redis: Redis) {
-    this.redis = defineScripts(redis);
-  }
+  constructor(private readonly redis: Redis) {}
 
   /** tsq's schedules, then sidekiq-cron's, each with its last and next run. */
   async list(now = Date.now() / 1000): Promise<CronJson[]> {

@@ -13,7 +13,6 @@ import { DEFAULTS } from "../../platform/config/defaults.js";
 import { InvalidPayloadError } from "../../wire/errors.js";
 import type { JobSetName } from "../../wire/keys.js";
 import { dumpPayload, parsePayload, type JobPayload } from "../../wire/payload.js";
-import { defineScripts, type TsqRedis } from "../../platform/redis/scripts.js";
 import { sendManyToMorgue, sendToMorgue, type MorgueLimits } from "../../server/morgue.js";
 import { formatSeconds } from "../../wire/timestamps.js";
 import { SortedEntry, type EntrySet, type KillOptions } from "./SortedEntry.js";
@@ -41,16 +40,11 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
   /** Entries removed through this object, so a walk that deletes as it goes does not skip any. */
   private removed = 0;
   private ownClient: Client | undefined;
-  /** The same connection, typed with tsq's script commands (the morgue and the client take that type). */
-  private readonly tsqRedis: TsqRedis;
-
   constructor(
     protected readonly redis: Redis,
     readonly name: JobSetName,
     protected readonly options: JobSetOptions = {},
-  ) {
-    this.tsqRedis = defineScripts(redis);
-  }
+  ) {}
 
   size(): Promise<number> {
     return this.redis.zcard(this.name);
@@ -201,7 +195,7 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
   killAll(options: KillOptions = {}): Promise<number> {
     return this.popBatches(anyEntry, new Pacer(POP_BATCH), async (batch) => {
       const texts = batch.map(([text]) => text);
-      await this.putBackOnError(batch, () => sendManyToMorgue(this.tsqRedis, texts, this.morgueLimits()));
+      await this.putBackOnError(batch, () => sendManyToMorgue(this.redis, texts, this.morgueLimits()));
       await releaseLocksOf(this.redis, texts);
       for (const text of texts) await this.runDeathHandlers(text, options);
       return batch.length;
@@ -247,7 +241,7 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
 
   /** The dead-set add and trim (`DeadSet#kill`), then the death handlers if any were given. */
   protected async morgue(text: string | Buffer, options: KillOptions): Promise<void> {
-    await sendToMorgue(this.tsqRedis, text, this.morgueLimits());
+    await sendToMorgue(this.redis, text, this.morgueLimits());
     await this.runDeathHandlers(text, options);
   }
 
@@ -380,6 +374,6 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
   }
 
   private client(): Client {
-    return this.options.client ?? (this.ownClient ??= new Client({ redis: this.tsqRedis }));
+    return this.options.client ?? (this.ownClient ??= new Client({ redis: this.redis }));
   }
 }

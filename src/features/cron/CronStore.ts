@@ -18,6 +18,7 @@ import { CRON_SCHEDULES, QUEUES, cronScheduleKey, cronTickKey, queueKey } from "
 import type { TsqRedis } from "../../platform/redis/connection.js";
 import type { CronEntry } from "../../platform/config/cronEntry.js";
 import { localTimeZone } from "./expression.js";
+import { cronClaimLua } from "./scripts.js";
 
 export interface StoredSchedule {
   name: string;
@@ -117,7 +118,8 @@ export class CronStore {
   async claim(call: CronClaimCall): Promise<ClaimResult> {
     const { name, tick, job } = call;
     const queue = job?.queue ?? "";
-    const result = await this.redis.cronClaim(
+    const result = await cronClaimLua.run(
+      this.redis,
       cronScheduleKey(name),
       cronTickKey(name, tick),
       QUEUES,

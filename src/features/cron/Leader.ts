@@ -21,6 +21,8 @@ import { LEADER } from "../../wire/keys.js";
 import type { ServerContext } from "../../server/context.js";
 import { ProblemLog } from "../../platform/redis/errors.js";
 import { sleep } from "../../platform/util/sleep.js";
+import { leaderResignLua } from "../../server/scripts.js";
+import { leaderRenewLua } from "./scripts.js";
 
 export interface LeaderTiming {
   /** Seconds, integer. */
@@ -79,7 +81,7 @@ export class Leader {
     const { ttl, renewInterval, checkInterval } = this.timing;
     const sentAt = this.ctx.clock.monotonic(); // the record expires no earlier than ttl after this
     if (this.validUntil > 0) {
-      if ((await redis.leaderRenew(LEADER, identity, ttl)) === 1) {
+      if ((await leaderRenewLua.run(redis, LEADER, identity, ttl)) === 1) {
         this.validUntil = sentAt + ttl * 1000;
         return renewInterval * 1000;
       }
@@ -88,7 +90,7 @@ export class Leader {
     // The renewal also reclaims a record that still names us after a renewal came too late.
     const won =
       (await redis.set(LEADER, identity, "EX", ttl, "NX")) === "OK" ||
-      (await redis.leaderRenew(LEADER, identity, ttl)) === 1;
+      (await leaderRenewLua.run(redis, LEADER, identity, ttl)) === 1;
     if (won) {
       this.validUntil = sentAt + ttl * 1000;
       this.setLeader(true, "elected leader");
@@ -126,7 +128,7 @@ export class Leader {
     if (this.validUntil === 0) return;
     this.validUntil = 0;
     try {
-      await this.ctx.redis.leaderResign(LEADER, this.ctx.identity);
+      await leaderResignLua.run(this.ctx.redis, LEADER, this.ctx.identity);
       this.ctx.logger.info({ identity: this.ctx.identity }, "stepped down as leader");
     } catch (error) {
       this.ctx.logger.warn(

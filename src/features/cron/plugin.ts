@@ -8,9 +8,11 @@ import { DEFAULT_SHARD } from "../../platform/shards/ShardMap.js";
 import { definePlugin, type Service } from "../../server/plugin.js";
 import { refuseOnCluster } from "../../server/clusterRefusal.js";
 import { startCron, type CronHandle } from "./index.js";
+import { CRON_SCRIPTS } from "./scripts.js";
 
 export const cron = definePlugin({
   name: "cron",
+  scripts: CRON_SCRIPTS,
   server(ctx) {
     if (ctx.options.sidekiqCron)
       refuseOnCluster(

@@ -15,6 +15,7 @@ import {
 } from "../../wire/keys.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
 import { tagged } from "../../platform/redis/clusterConnection.js";
+import { durableParkLua, durableSignalLua } from "./scripts.js";
 
 export interface ParkCall {
   /** The job parking; its journal is `tsq:durable:<jid>`. */
@@ -42,7 +43,8 @@ export type ParkReply =
   { status: "signal"; data: string } | { status: "timeout" } | { status: "parked" } | { status: "cancelled" };
 
 export async function park(redis: TsqRedis, call: ParkCall): Promise<ParkReply> {
-  const [status, data] = await redis.durablePark(
+  const [status, data] = await durableParkLua.run(
+    redis,
     durableKey(call.jid),
     durableSignalKey(call.event),
     durableWaitersKey(call.event),
@@ -77,7 +79,8 @@ export interface WakeCall {
 
 /** Stores the signal and enqueues every job parked on the event (or makes it due); how many were woken. */
 export async function wake(redis: TsqRedis, call: WakeCall): Promise<number> {
-  return redis.durableSignal(
+  return durableSignalLua.run(
+    redis,
     durableSignalKey(call.event),
     durableWaitersKey(call.event),
     SCHEDULE,

@@ -18,6 +18,7 @@ import { CancelListener } from "./CancelListener.js";
 import { JobCancelledError, Suspended } from "./errors.js";
 import { checkDuration } from "../../platform/util/longTimer.js";
 import { durableKey } from "../../wire/keys.js";
+import { DURABLE_SCRIPTS } from "./scripts.js";
 
 /** A class's `static timeout` and `static abortGrace`, in seconds. */
 interface Timed {
@@ -27,6 +28,7 @@ interface Timed {
 
 export const durable = definePlugin({
   name: "durable",
+  scripts: DURABLE_SCRIPTS,
   // A push may override the class's `static timeout` (seconds per execution) in its payload.
   jobOptions: ["timeout"],
   server(ctx) {

@@ -7,7 +7,6 @@
 import type { Redis } from "ioredis";
 import { defaultClient } from "../../client/defaultClient.js";
 import { ArgumentError } from "../../wire/errors.js";
-import { defineScripts } from "../../platform/redis/scripts.js";
 import { DEFAULTS } from "../../platform/config/defaults.js";
 import { MAX_DURATION_SECONDS } from "../../platform/util/longTimer.js";
 import { formatTimestampJson, nowStamp, type TimestampFormat } from "../../wire/timestamps.js";
@@ -43,7 +42,7 @@ export async function signal(event: string, data: JsonValue = null, options: Sig
   // tsq/testing's fake and inline modes: the parked jobs are in the test controller's memory.
   const diversion = client && activeDiversion(client);
   if (diversion) return signalInMemory(diversion, event, text);
-  const redis = options.redis ? defineScripts(options.redis) : client!.redis;
+  const redis = options.redis ?? client!.redis;
   // With client middleware, a due job must pass through it as the poller pushes it (Sidekiq re-pushes
   // scheduled jobs through the client): "" leaves the woken jobs due in `schedule` for the poller.
   const format: TimestampFormat = client?.timestampFormat ?? initialFormats(DEFAULTS.sidekiqVersion).timestamps;

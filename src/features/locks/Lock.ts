@@ -20,6 +20,7 @@
  * the lock (flow-control.md §1.5, Sidekiq Enterprise #2499). SUJ v9 converged on the same shape.
  */
 import type { TsqRedis } from "../../platform/redis/connection.js";
+import { lockAcquireLua, lockRefreshLua } from "./scripts.js";
 
 export interface AcquireOptions {
   /** Milliseconds the hold lasts unless released or refreshed. */
@@ -49,7 +50,8 @@ export async function acquireLock(
   options: AcquireOptions,
 ): Promise<AcquireResult> {
   const ttlMs = Math.max(1, Math.ceil(options.ttlMs));
-  const [taken, current] = await redis.lockAcquire(
+  const [taken, current] = await lockAcquireLua.run(
+    redis,
     key,
     options.flagKey ?? key,
     holder,
@@ -68,7 +70,7 @@ export async function releaseLock(redis: TsqRedis, key: string, holder: string):
 
 /** Extends `holder`'s hold to now + ttlMs. False if it no longer holds the lock. */
 export async function refreshLock(redis: TsqRedis, key: string, holder: string, ttlMs: number): Promise<boolean> {
-  return (await redis.lockRefresh(key, holder, Math.max(1, Math.ceil(ttlMs)), Date.now())) === 1;
+  return (await lockRefreshLua.run(redis, key, holder, Math.max(1, Math.ceil(ttlMs)), Date.now())) === 1;
 }
 
 /** The live holds of `key` (expired ones left for the next acquire to drop are not shown). */

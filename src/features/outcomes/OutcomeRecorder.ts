@@ -21,6 +21,7 @@ import type { JobEnd, Service } from "../../server/plugin.js";
 import { refuseOnCluster } from "../../server/clusterRefusal.js";
 import { classPolicy, readPolicy, type ResultPolicy } from "./policy.js";
 import type { OutcomeError } from "./record.js";
+import { recordOutcomeLua } from "./scripts.js";
 
 /** Stream entries kept (approximately: MAXLEN ~ trims whole nodes): ~1-2 MB of Redis. */
 export const STREAM_LENGTH = 10_000;
@@ -75,8 +76,8 @@ export class OutcomeRecorder implements Service {
     const json = result === undefined ? rest : `{"result":${result},${rest.slice(1)}`;
     const fields = ["jid", job.jid, "class", klass, "queue", queue, "status", status];
     if (error) fields.push("error_class", error.class, "error_message", error.message.slice(0, STREAM_MESSAGE_CHARS));
-    const write = this.ctx.redis
-      .recordOutcome(resultKey(job.jid), OUTCOMES, json, policy.ttlSeconds, STREAM_LENGTH, ...fields)
+    const write = recordOutcomeLua
+      .run(this.ctx.redis, resultKey(job.jid), OUTCOMES, json, policy.ttlSeconds, STREAM_LENGTH, ...fields)
       .then(() => undefined)
       .catch((writeError: unknown) =>
         this.ctx.logger.error({ err: writeError, jid: job.jid }, "could not record the job's outcome"),

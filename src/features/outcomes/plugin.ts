@@ -10,6 +10,7 @@ import { OutcomeRecorder } from "./OutcomeRecorder.js";
 import { ProgressReporter } from "./ProgressReporter.js";
 import type { ResultOptions } from "./policy.js";
 import type { JobOptions } from "../../client/options.js";
+import { recordOutcomeLua } from "./scripts.js";
 
 declare module "../../client/options.js" {
   interface JobOptions {
@@ -31,6 +32,7 @@ declare module "../../client/Job.js" {
 
 export const outcomes = definePlugin({
   name: "outcomes",
+  scripts: [recordOutcomeLua],
   jobOptions: ["result"] satisfies (keyof JobOptions)[],
   server(ctx) {
     const recorder = new OutcomeRecorder(ctx);

@@ -11,9 +11,12 @@ import { openCluster } from "./clusterConnection.js";
 import { watchPrimary } from "./primaryWatch.js";
 import { connectionOptions, parseRedisUrl, redactRedisUrl } from "./redisUrl.js";
 import { explainTlsError } from "./tls.js";
-import { defineScripts, type TsqRedis } from "./scripts.js";
 
-export type { TsqRedis } from "./scripts.js";
+/**
+ * A connection made by `connect`. Any ioredis connection serves: the Lua scripts are defined on a connection
+ * the first time each runs there (luaScript.ts), so one an app made itself needs no preparing.
+ */
+export type TsqRedis = Redis;
 
 export interface ConnectOptions {
   /** A name shown in CLIENT LIST, to tell tsq's connections apart. */
@@ -73,7 +76,7 @@ export function describeConnectionError(error: unknown): string {
   return last instanceof Error ? `${error.message} (last seed: ${describeConnectionError(last)})` : error.message;
 }
 
-/** Opens a connection with tsq's Lua commands defined. Connection happens in the background. */
+/** Opens a connection with tsq's settings. Connection happens in the background. */
 export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
   registerUrlSecrets(url);
   const parsed = parseRedisUrl(url);
@@ -121,7 +124,7 @@ export function connect(url: string, options: ConnectOptions = {}): TsqRedis {
   // A cluster's nodes report their own connections' errors (a TLS handshake refused) apart.
   if (parsed.kind === "cluster") redis.on("node error", reportTls);
   if (parsed.kind === "sentinel") watchPrimary(redis, parsed);
-  return defineScripts(redis);
+  return redis;
 }
 
 /**

@@ -32,6 +32,7 @@
 import type { Logger } from "../../platform/logger.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
 import { ackMark, wholeJob } from "./ackMark.js";
+import { ackJobsLua } from "./scripts.js";
 
 /** Jobs per ack-jobs-1.lua call: matching 256 marks against a short list takes well under a millisecond of Redis time. */
 const MAX_BATCH = 256;
@@ -210,8 +211,8 @@ export class AckBatcher<J extends AckedJob = AckedJob> {
   private send(key: string, batch: Batch<J>): void {
     // A batch sent again after its fetch failed (`ride`) is no longer the one filling for its key.
     if (this.filling.get(key) === batch) this.filling.delete(key);
-    const done = this.redis
-      .ackJobs(key, packed(batch).marks, ...packed(batch).whole)
+    const done = ackJobsLua
+      .run(this.redis, key, packed(batch).marks, ...packed(batch).whole)
       .then(
         () => undefined,
         (error: unknown) =>

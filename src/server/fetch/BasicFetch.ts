@@ -10,6 +10,7 @@ import type { TsqRedis } from "../../platform/redis/connection.js";
 import { keepUnpaused, unpausedQueues, waitWhilePaused } from "./pauseFilter.js";
 import type { PauseView } from "./PausedQueues.js";
 import { QueueOrder } from "./queueOrder.js";
+import type { FetchOrder } from "./fetchOrder.js";
 import type { Fetcher, RequeueOptions, UnitOfWork } from "./unitOfWork.js";
 
 class BasicUnit implements UnitOfWork {
@@ -43,6 +44,7 @@ export class BasicFetch implements Fetcher {
    * @param blocking a connection used for nothing but BRPOP
    * @param timeout seconds a BRPOP blocks (Sidekiq: 2), which bounds how fast quiet is noticed
    * @param paused  the process's paused queues (src/pause), left out of every fetch
+   * @param reorder the plug-ins' fetch order (fetchOrder.ts), after Sidekiq's; none costs nothing
    */
   constructor(
     private readonly redis: TsqRedis,
@@ -50,14 +52,16 @@ export class BasicFetch implements Fetcher {
     queues: readonly QueueSpec[],
     private readonly timeout: number,
     private readonly paused?: PauseView,
+    private readonly reorder?: FetchOrder,
   ) {
     this.order = new QueueOrder(queues);
   }
 
   async retrieveWork(max: number): Promise<UnitOfWork[]> {
-    const queues = unpausedQueues(this.order.next(), this.paused);
+    const open = unpausedQueues(this.order.next(), this.paused);
+    const queues = this.reorder && open.length > 0 ? this.reorder([...open]) : open;
     if (queues.length === 0) {
-      await waitWhilePaused(this.paused!, this.timeout * 1000, this.closed.signal);
+      await waitWhilePaused(this.paused, this.timeout * 1000, this.closed.signal);
       return [];
     }
     return keepUnpaused(await this.pop(queues.map(queueKey), max), this.paused, (units) => this.bulkRequeue(units));

@@ -12,6 +12,7 @@
  */
 import type { Logger } from "../../platform/logger.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
+import { reconcileLua } from "./scripts.js";
 
 /**
  * A fetched job as the reconciler sees it: which private list it came through, its exact bytes, and
@@ -75,7 +76,7 @@ export class Reconciler {
     try {
       for (const { privateKey, queueKey } of this.lists) {
         const held = this.held.flatMap((job) => (job?.privateKey === privateKey ? [job.raw] : []));
-        moved += await this.blocking.reconcile(privateKey, queueKey, ...held);
+        moved += await reconcileLua.run(this.blocking, privateKey, queueKey, ...held);
       }
     } catch (error) {
       this.needed = true; // tried again before the next fetch

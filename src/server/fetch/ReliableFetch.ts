@@ -18,11 +18,13 @@ import { sleep } from "../../platform/util/sleep.js";
 import { keepUnpaused, unpausedQueues, waitWhilePaused } from "./pauseFilter.js";
 import type { PauseView } from "./PausedQueues.js";
 import { QueueOrder } from "./queueOrder.js";
+import type { FetchOrder } from "./fetchOrder.js";
 import { logger as rootLogger, type Logger } from "../../platform/logger.js";
 import { AckBatcher } from "./AckBatcher.js";
 import { Reconciler } from "./Reconciler.js";
 import { FetchAhead } from "./FetchAhead.js";
 import type { Fetcher, RequeueOptions, UnitOfWork } from "./unitOfWork.js";
+import { reliableFetchLua } from "./scripts.js";
 
 /** ms between polls of several empty queues. */
 const IDLE_WAIT = 100;
@@ -81,6 +83,7 @@ export class ReliableFetch implements Fetcher {
    * @param batchAhead jobs fetched ahead while a backlog lasts (FetchAhead), 0 for none: the capsule's
    *                 concurrency, so slots freed at different moments still take one batch, not ever
    *                 smaller ones
+   * @param reorder  the plug-ins' fetch order (fetchOrder.ts), after Sidekiq's; none costs nothing
    */
   constructor(
     readonly redis: TsqRedis,
@@ -91,6 +94,7 @@ export class ReliableFetch implements Fetcher {
     logger: Logger = rootLogger(),
     private readonly paused?: PauseView,
     private readonly batchAhead = 0,
+    private readonly reorder?: FetchOrder,
   ) {
     this.order = new QueueOrder(queues);
     const lists = queues.map((q) => ({ privateKey: privateQueueKey(identity, q.name), queueKey: queueKey(q.name) }));
@@ -116,9 +120,9 @@ export class ReliableFetch implements Fetcher {
       if (early.length === max) this.startAhead(); // the backlog goes on: keep a batch ahead
       return keepUnpaused(early, this.paused, (taken) => this.bulkRequeue(taken));
     }
-    const queues = unpausedQueues(this.order.next(), this.paused);
+    const queues = this.nextQueues();
     if (queues.length === 0) {
-      await waitWhilePaused(this.paused!, this.timeout * 1000, this.idle.signal);
+      await waitWhilePaused(this.paused, this.timeout * 1000, this.idle.signal);
       return [];
     }
     const units = await this.move(queues, max, true);
@@ -132,8 +136,14 @@ export class ReliableFetch implements Fetcher {
 
   /** FetchAhead's fetch: the next batch in queue order, without waiting in Redis for one. */
   private async fetchAhead(max: number): Promise<ReliableUnit[]> {
-    const queues = unpausedQueues(this.order.next(), this.paused);
+    const queues = this.nextQueues();
     return queues.length === 0 ? [] : this.move(queues, max, false);
+  }
+
+  /** The next fetch's queues: Sidekiq's order without the paused ones, then the plug-ins' order. */
+  private nextQueues(): string[] {
+    const open = unpausedQueues(this.order.next(), this.paused);
+    return this.reorder && open.length > 0 ? this.reorder([...open]) : open;
   }
 
   /** Jobs of the first non-empty queue (with `wait`, waiting for one when all are empty), held. */
@@ -161,7 +171,7 @@ export class ReliableFetch implements Fetcher {
     try {
       // On the fetcher's own connection: the shared one is auto-pipelined, and ioredis sends an auto
       // pipeline only once the previous one is answered, so a fetch there waited for the acks before it.
-      found = await this.blocking.reliableFetchBuffer(keys.length, ...keys, max, ...(riding?.marks ?? []));
+      found = await reliableFetchLua.runBuffer(this.blocking, keys.length, ...keys, max, ...(riding?.marks ?? []));
     } catch (error) {
       riding?.settle(error);
       throw error;

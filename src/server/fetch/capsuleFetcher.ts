@@ -1,7 +1,7 @@
 /**
  * The fetcher a capsule's Manager pops its jobs with: basic or reliable as configured, on its own
  * blocking connection (BRPOP/BLMOVE must not share one), with the Unblocker that ends its wait at a
- * hurried stop and the process's paused queues.
+ * hurried stop, the process's paused queues and the plug-ins' fetch order (fetchOrder.ts).
  */
 import type { CapsuleConfig } from "../../platform/config/options.js";
 import { Unblocker } from "../../platform/redis/Unblocker.js";
@@ -22,6 +22,7 @@ export function capsuleFetcher(ctx: ServerContext, capsule: CapsuleConfig): Caps
   const blocking = ctx.connect(`tsq-fetch-${capsule.name}`, true);
   const { fetch, fetchTimeout } = ctx.options;
   const paused = pausedQueuesFor(ctx, ctx.redis, ctx.logger);
+  const reorder = ctx.fetchOrder?.(capsule);
   const fetcher =
     fetch === "reliable"
       ? new ReliableFetch(
@@ -34,8 +35,9 @@ export function capsuleFetcher(ctx: ServerContext, capsule: CapsuleConfig): Caps
           paused,
           // One job at a time: a job fetched ahead would only wait behind it, away from other processes.
           capsule.concurrency > 1 ? capsule.concurrency : 0,
+          reorder,
         )
-      : new BasicFetch(ctx.redis, blocking, capsule.queues, fetchTimeout, paused);
+      : new BasicFetch(ctx.redis, blocking, capsule.queues, fetchTimeout, paused, reorder);
   // On a Redis Cluster CLIENT ID and CLIENT UNBLOCK would reach any node, not the one the fetch waits
   // on: no unblocker there; a hurried stop lets the fetch time out instead (see Manager.endFetch).
   const unblocker = isCluster(blocking) ? undefined : new Unblocker(blocking, ctx.redis);

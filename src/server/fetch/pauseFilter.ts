@@ -15,8 +15,12 @@ export function unpausedQueues(queues: string[], paused: PauseView | undefined):
   return open.length === queues.length ? queues : open;
 }
 
-/** Every queue is paused: wait for the set to change, at most `ms` ms, or until `signal` aborts. */
-export async function waitWhilePaused(paused: PauseView, ms: number, signal: AbortSignal): Promise<void> {
+/**
+ * Nothing to fetch from (every queue paused, or a plug-in's fetch order left them all out): wait for the
+ * paused set to change, at most `ms` ms, or until `signal` aborts.
+ */
+export async function waitWhilePaused(paused: PauseView | undefined, ms: number, signal: AbortSignal): Promise<void> {
+  if (!paused) return sleep(ms, signal);
   const stop = new AbortController();
   const cut = AbortSignal.any([signal, stop.signal]);
   await Promise.race([paused.changed(), sleep(ms, cut)]);

@@ -5,6 +5,7 @@
 import { RECOVERY_COUNTER_PREFIX, SCHEDULE, queueKey } from "../../wire/keys.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
 import { tagged } from "../../platform/redis/clusterConnection.js";
+import { recoverLua } from "./scripts.js";
 
 export interface RecoverListCall {
   /** The dead process's private list (`queue:sq|<identity>|<queue>`). */
@@ -31,7 +32,8 @@ export interface RecoverListReply {
 }
 
 export async function recoverList(redis: TsqRedis, call: RecoverListCall): Promise<RecoverListReply> {
-  const [moved, ...poison] = await redis.recoverBuffer(
+  const [moved, ...poison] = await recoverLua.runBuffer(
+    redis,
     call.privateList,
     queueKey(call.queue),
     SCHEDULE,

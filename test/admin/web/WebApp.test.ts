@@ -7,7 +7,6 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DEAD, LIMITS, QUEUES, RETRY, SCHEDULE, limitSlotsKey, queueKey, signalsKey } from "../../../src/wire/keys.js";
 import { setSwitch } from "../../../src/features/flow/kill-switches/switches.js";
-import { defineScripts } from "../../../src/platform/redis/scripts.js";
 import { useRedis } from "../../helpers/redis.js";
 import { HOSTILE, WebSession, addProcess, jidOf, seed, startWeb, type WebHandle } from "./webHelpers.js";
 
@@ -378,7 +377,7 @@ test("a queue page says why its jobs wait: no consumer, a kill switch, a full co
       JSON.stringify({ class: klass, args: [], jid: `${klass}-1`, queue: "lonely", enqueued_at: now }),
     );
   await redis.redis.sadd(QUEUES, "lonely");
-  await setSwitch(defineScripts(redis.redis), "Stuck", { action: "defer", delay: 60 });
+  await setSwitch(redis.redis, "Stuck", { action: "defer", delay: 60 });
   await redis.redis.hset(LIMITS, "Capped", "1");
   await redis.redis.hset(limitSlotsKey("Capped"), "other-jid", String(Date.now() + 60_000));
   await withWeb({}, async (web) => {

@@ -8,14 +8,13 @@ import assert from "node:assert/strict";
 import { pino } from "pino";
 import { CronStore } from "../../../src/features/cron/CronStore.js";
 import { SIDEKIQ_CRON_JOBS, sidekiqCronJobKey } from "../../../src/wire/keys.js";
-import { defineScripts } from "../../../src/platform/redis/scripts.js";
 import { useRedis } from "../../helpers/redis.js";
 import { HOSTILE, HOSTILE_TEXT, WebSession, startWeb } from "./webHelpers.js";
 
 const handle = useRedis();
 
 async function seedSchedules(): Promise<void> {
-  const redis = defineScripts(handle.redis);
+  const redis = handle.redis;
   await new CronStore(redis).sync(
     [
       {
@@ -100,7 +99,7 @@ test("enqueue now, disable and enable change Redis and log an audit line", async
     assert.equal((page.match(/<span class="badge warn">disabled<\/span>/g) ?? []).length, 2);
     assert.match(page, /action="\/cron\/tsq\/nightly\/enable"/);
     assert.equal((await post("/cron/tsq/nightly/enable")).status, 303);
-    const listed = await new CronStore(defineScripts(handle.redis)).get("nightly");
+    const listed = await new CronStore(handle.redis).get("nightly");
     assert.equal(listed?.enabled, true);
 
     const audits = lines.filter((l) => l.audit === true).map((l) => [l.action, l.target, l.count]);

@@ -7,7 +7,6 @@ import type { Redis } from "ioredis";
 import { ProcessSet, Queue } from "../../api/index.js";
 import { readSwitches } from "../../../features/flow/kill-switches/switches.js";
 import { readLimits } from "../../../features/locks/gitlab-concurrency-limits/status.js";
-import { defineScripts } from "../../../platform/redis/scripts.js";
 import { html, type Html } from "../html.js";
 
 /** Why the jobs of `queue` (of the classes on the page shown) may not be running; empty if nothing stops them. */
@@ -16,7 +15,7 @@ export async function whyWaiting(redis: Redis, queue: string, classes: readonly 
   const [paused, processes, switches, limits] = await Promise.all([
     new Queue(redis, queue).paused(),
     new ProcessSet(redis).list({ cleanup: false }),
-    readSwitches(defineScripts(redis)),
+    readSwitches(redis),
     readLimits(redis),
   ]);
   if (paused)

@@ -9,6 +9,7 @@ import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { nowSeconds, nowStamp, type TimestampFormat } from "../../../wire/timestamps.js";
 import { batchSettings } from "./settings.js";
 import { tagged } from "../../../platform/redis/clusterConnection.js";
+import { batchEventLua } from "./scripts.js";
 
 export type BatchEvent = "complete" | "success" | "death" | "settled";
 export const BATCH_EVENTS: readonly BatchEvent[] = ["complete", "success", "death", "settled"];
@@ -23,7 +24,8 @@ export async function applyBatchEvent(
   member: string,
   options: { info?: string; format?: TimestampFormat; events?: ClientEventBus } = {},
 ): Promise<{ bid: string; event: BatchEvent }[]> {
-  const fired = await redis.batchEvent(
+  const fired = await batchEventLua.run(
+    redis,
     BATCHES,
     tagged(redis, BATCH_PREFIX),
     tagged(redis, queueKey("")),

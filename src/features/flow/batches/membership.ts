@@ -11,6 +11,7 @@ import { batchKey } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { refused } from "./refusal.js";
 import type { ClientEventBus } from "../../../client/events.js";
+import { batchJoinLua } from "./scripts.js";
 
 /** One Client's batch joins: the jobs its pushes marked inside `jobs` blocks, until they are written. */
 export class BatchMembership {
@@ -50,7 +51,7 @@ type Undo = (only?: readonly string[]) => Promise<void>;
 async function joinAll(redis: TsqRedis, byBatch: Map<string, string[]>, events: ClientEventBus): Promise<Undo> {
   for (const [bid, jids] of byBatch) {
     try {
-      await redis.batchJoin(batchKey(bid), batchKey(bid, "pending"), batchKey(bid, "unrun"), ...jids);
+      await batchJoinLua.run(redis, batchKey(bid), batchKey(bid, "pending"), batchKey(bid, "unrun"), ...jids);
     } catch (error) {
       throw refused(error);
     }

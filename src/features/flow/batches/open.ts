@@ -6,6 +6,7 @@ import { BATCHES, BATCH_PREFIX } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { nowSeconds } from "../../../wire/timestamps.js";
 import { tagged } from "../../../platform/redis/clusterConnection.js";
+import { batchOpenLua } from "./scripts.js";
 
 export interface OpenBatchCall {
   bid: string;
@@ -23,7 +24,8 @@ export interface OpenBatchCall {
 
 /** 1 created, 2 reopened; rejects with NOBATCH, FINISHED, NOPARENT or PARENTFINISHED (refusal.ts). */
 export async function openBatch(redis: TsqRedis, call: OpenBatchCall): Promise<number> {
-  return redis.batchOpen(
+  return batchOpenLua.run(
+    redis,
     BATCHES,
     tagged(redis, BATCH_PREFIX),
     call.bid,

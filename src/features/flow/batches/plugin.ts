@@ -12,6 +12,7 @@ import { inBatch, runInBatch } from "./runHook.js";
 import { WorkflowStep } from "./workflow/WorkflowStep.js";
 import type { Batch } from "./Batch.js";
 import type { WorkflowHandle } from "./workflow/results.js";
+import { BATCH_SCRIPTS } from "./scripts.js";
 
 declare module "../../../client/Job.js" {
   interface Job {
@@ -24,6 +25,7 @@ declare module "../../../client/Job.js" {
 
 export const batches = definePlugin({
   name: "batches",
+  scripts: BATCH_SCRIPTS,
   client({ events }) {
     const membership = new BatchMembership(events);
     return {

@@ -33,6 +33,7 @@ import {
   INTERVAL_MS,
   type Interval,
 } from "./settings.js";
+import { rateBucketLua, rateLeakyLua, rateWindowLua } from "./scripts.js";
 
 export interface LimiterOptions {
   /** Seconds a call may wait for room before OverLimitError (default 0). Polled, at most every 100 ms. */
@@ -207,16 +208,17 @@ export class CountingLimiter extends Limiter {
   protected async attempt(cost: number): Promise<Attempt> {
     const [ok, value] =
       this.kind === "bucket"
-        ? await this.redis.rateBucket(rateBucketKey(this.name), this.limit, this.periodMs, cost)
+        ? await rateBucketLua.run(this.redis, rateBucketKey(this.name), this.limit, this.periodMs, cost)
         : this.kind === "window"
-          ? await this.redis.rateWindow(
+          ? await rateWindowLua.run(
+              this.redis,
               rateWindowKey(this.name),
               this.limit,
               this.periodMs,
               randomBytes(8).toString("hex"),
               cost,
             )
-          : await this.redis.rateLeaky(rateLeakyKey(this.name), this.limit, this.periodMs, cost);
+          : await rateLeakyLua.run(this.redis, rateLeakyKey(this.name), this.limit, this.periodMs, cost);
     return ok === 1 ? { ok: true, at: value } : { ok: false, retryAfterMs: value };
   }
 }
@@ -244,7 +246,7 @@ export class PointsLimiter extends Limiter {
   }
 
   protected async attempt(cost: number): Promise<Attempt> {
-    const [ok, value] = await this.redis.rateLeaky(ratePointsKey(this.name), this.limit, this.periodMs, cost);
+    const [ok, value] = await rateLeakyLua.run(this.redis, ratePointsKey(this.name), this.limit, this.periodMs, cost);
     return ok === 1 ? { ok: true, at: value } : { ok: false, retryAfterMs: value };
   }
 }

@@ -13,6 +13,7 @@ import {
 } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { tagged } from "../../../platform/redis/clusterConnection.js";
+import { keyedLimitLua } from "./scripts.js";
 
 export interface KeyedLimitCall {
   /** "enter" before a job runs, "leave" after it, "resume" for a resumer's turn on the key. */
@@ -46,7 +47,8 @@ export interface KeyedLimitReply {
 
 export async function keyedLimit(redis: TsqRedis, call: KeyedLimitCall): Promise<KeyedLimitReply> {
   const { className, key } = call;
-  const [status, parked] = await redis.keyedLimit(
+  const [status, parked] = await keyedLimitLua.run(
+    redis,
     keyedHoldersKey(className, key),
     keyedWindowKey(className, key),
     keyedParkedKey(className, key),

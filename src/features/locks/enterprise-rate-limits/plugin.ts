@@ -18,9 +18,12 @@ import { keyedLimitOf, type KeyedLimitPolicy } from "./keyedPolicy.js";
 const RESUME_INTERVAL_MS = 100;
 
 import { performOrReschedule } from "./reschedule.js";
+import { LOCK_SCRIPTS } from "../scripts.js";
+import { RATE_SCRIPTS } from "./scripts.js";
 
 export const keyedRateLimits = definePlugin({
   name: "keyed-rate-limits",
+  scripts: [...RATE_SCRIPTS, ...LOCK_SCRIPTS],
   server(ctx) {
     const limiter = keyedLimiter(ctx);
     if (!limiter) return undefined;
@@ -33,6 +36,7 @@ export const keyedRateLimits = definePlugin({
 
 export const overLimitReschedule = definePlugin({
   name: "over-limit-reschedule",
+  scripts: [...RATE_SCRIPTS, ...LOCK_SCRIPTS],
   server(ctx) {
     return { aroundPerform: (perform, job, queue) => performOrReschedule(ctx, job, queue, perform) };
   },

@@ -8,6 +8,7 @@ import { uniqueOnPush } from "./clientMiddleware.js";
 import { uniquePolicyOf } from "./policy.js";
 import { UniqueServerMiddleware } from "./ServerMiddleware.js";
 import type { UniqueOptions } from "./policy.js";
+import { LOCK_SCRIPTS } from "../scripts.js";
 
 // `uniqueFor`, `uniqueUntil`, `uniqueRetries` become job options wherever this feature is loaded.
 declare module "../../../client/options.js" {
@@ -17,6 +18,7 @@ declare module "../../../client/options.js" {
 
 export const uniqueJobs = definePlugin({
   name: "unique-jobs",
+  scripts: LOCK_SCRIPTS,
   jobOptions: ["uniqueFor", "uniqueUntil", "uniqueRetries"] satisfies (keyof UniqueOptions)[],
   client({ events }) {
     return { middleware: uniqueOnPush(events), replaysScheduled: false };

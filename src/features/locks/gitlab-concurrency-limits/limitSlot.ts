@@ -5,6 +5,7 @@
 import { LIMITS, QUEUES, limitParkedKey, limitSlotsKey, queueKey } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { tagged } from "../../../platform/redis/clusterConnection.js";
+import { limitSlotLua } from "./scripts.js";
 
 export interface LimitSlotCall {
   /** "enter" before a job runs, "leave" after it (or a sweep, with `jid` ""), "admit" at push. */
@@ -42,7 +43,8 @@ export function slotTtlMs(seconds: number): number {
 }
 
 export async function limitSlot(redis: TsqRedis, call: LimitSlotCall): Promise<LimitSlotReply> {
-  const [status, running, parked] = await redis.limitSlot(
+  const [status, running, parked] = await limitSlotLua.run(
+    redis,
     limitSlotsKey(call.className),
     limitParkedKey(call.className),
     LIMITS,

@@ -10,6 +10,8 @@ import { ArgumentError } from "../../../wire/errors.js";
 import { ADMISSION_DEFAULTS, Admission, type AdmissionSettings } from "./clientMiddleware.js";
 import { ConcurrencyLimiter } from "./ConcurrencyLimiter.js";
 import { ConcurrencyLimitServerMiddleware } from "./ServerMiddleware.js";
+import { LOCK_SCRIPTS } from "../scripts.js";
+import { limitSlotLua } from "./scripts.js";
 
 /** One limiter per worker, shared with the keyed rate limits' leases (enterprise-rate-limits). */
 const limiters = new WeakMap<ServerContext, ConcurrencyLimiter>();
@@ -44,6 +46,7 @@ export function resolveAdmission(given: Partial<AdmissionSettings> = {}): Admiss
 
 export const concurrencyLimits = definePlugin({
   name: "concurrency-limits",
+  scripts: [limitSlotLua, ...LOCK_SCRIPTS],
   client({ settings, events }) {
     const admission = new Admission(resolveAdmission(settings.concurrencyLimits as Partial<AdmissionSettings>), events);
     // Scheduled jobs coming due were stored: never admitted at push, so the poller may batch them.

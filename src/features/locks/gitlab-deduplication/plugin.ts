@@ -7,9 +7,11 @@ import { definePlugin } from "../../../server/plugin.js";
 import { deduplicationOnPush } from "./clientMiddleware.js";
 import { dedupPolicyOf } from "./policy.js";
 import { DeduplicationServerMiddleware } from "./ServerMiddleware.js";
+import { LOCK_SCRIPTS } from "../scripts.js";
 
 export const deduplication = definePlugin({
   name: "deduplication",
+  scripts: LOCK_SCRIPTS,
   client({ events }) {
     // Only jobs naming a lock, which the poller's batched move hands back for the client path.
     return { middleware: deduplicationOnPush(events), replaysScheduled: false };

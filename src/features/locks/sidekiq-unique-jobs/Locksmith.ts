@@ -14,6 +14,7 @@
 import { SUJ_DIGESTS, SUJ_EXPIRING_DIGESTS, sujKeys } from "../../../wire/keys.js";
 import type { TsqRedis } from "../../../platform/redis/connection.js";
 import type { SujLockType } from "./policy.js";
+import { sujLockLua, sujUnlockLua } from "./scripts.js";
 
 /** The run lock of while_executing lives beside the push lock's digest (the gem's RUN_SUFFIX). */
 export const RUN_SUFFIX = ":RUN";
@@ -36,7 +37,8 @@ export type TakeResult = { taken: true } | { taken: false; holder: string };
 /** Takes the lock for `lock.jid`, or says who holds it. The same jid taking it again succeeds. */
 export async function takeLock(redis: TsqRedis, lock: SujLock): Promise<TakeResult> {
   const keys = sujKeys(lock.digest);
-  const [taken, holder] = await redis.sujLock(
+  const [taken, holder] = await sujLockLua.run(
+    redis,
     keys.digest,
     keys.queued,
     keys.primed,
@@ -56,7 +58,8 @@ export async function takeLock(redis: TsqRedis, lock: SujLock): Promise<TakeResu
 /** Releases `lock.jid`'s hold as the gem's unlock does. False when it did not hold it. */
 export async function releaseSujLock(redis: TsqRedis, lock: Omit<SujLock, "ttlSeconds">): Promise<boolean> {
   const keys = sujKeys(lock.digest);
-  const released = await redis.sujUnlock(
+  const released = await sujUnlockLua.run(
+    redis,
     keys.digest,
     keys.queued,
     keys.primed,

@@ -24,6 +24,7 @@ import type { TsqRedis } from "../../../platform/redis/connection.js";
 import { sendToMorgue } from "../../../server/morgue.js";
 import { releaseSujLock, takeLock, type SujLock } from "./Locksmith.js";
 import type { SujStrategy } from "./policy.js";
+import { sujDeleteJobLua } from "./scripts.js";
 
 /** Seconds a rescheduled duplicate waits (the gem's fixed `perform_in(5, …)`). */
 export const RESCHEDULE_IN = 5;
@@ -90,7 +91,7 @@ export async function onClientConflict(
     case "replace": {
       const digestNeedle = `"lock_digest":${JSON.stringify(lock.digest)}`;
       const jidNeedle = `"jid":${JSON.stringify(holder)}`;
-      const removed = await redis.sujDeleteJob(queueKey(job.queue), SCHEDULE, RETRY, digestNeedle, jidNeedle);
+      const removed = await sujDeleteJobLua.run(redis, queueKey(job.queue), SCHEDULE, RETRY, digestNeedle, jidNeedle);
       const removedJid = removed === null ? undefined : jidOf(removed);
       if (removedJid !== undefined) {
         logger().info({ class: job.class, jid: job.jid, replaced: removedJid }, `Deleted job: ${removedJid}`);

@@ -7,6 +7,7 @@ import { definePlugin } from "../../../server/plugin.js";
 import { sujOnPush } from "./clientMiddleware.js";
 import { SujServerMiddleware } from "./ServerMiddleware.js";
 import type { SujOptions } from "./policy.js";
+import { SUJ_SCRIPTS } from "./scripts.js";
 
 // The gem's `lock`, `lockTtl`, `onConflict`, ... become job options wherever this feature is loaded.
 declare module "../../../client/options.js" {
@@ -16,6 +17,7 @@ declare module "../../../client/options.js" {
 
 export const sidekiqUniqueJobs = definePlugin({
   name: "sidekiq-unique-jobs",
+  scripts: SUJ_SCRIPTS,
   jobOptions: [
     "lock",
     "lockTtl",

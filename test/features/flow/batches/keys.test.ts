@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { BATCH_KEY_PARTS, BATCH_PREFIX, batchKey } from "../../../../src/wire/keys.js";
-import { scriptSource } from "../../../../src/platform/redis/scripts.js";
+import { batchEventLua, batchJoinLua, batchOpenLua } from "../../../../src/features/flow/batches/scripts.js";
 
 const lib = readFileSync(new URL("../../../../src/features/flow/batches/lib/batch-keys.lua", import.meta.url), "utf8");
 
@@ -21,14 +21,16 @@ test("lib/batch-keys.lua lists the same parts as keys.ts", () => {
 
 test("the batch scripts use no key suffix outside the list, and the join takes its keys as KEYS", () => {
   const known = new Set(BATCH_KEY_PARTS.map((part) => `:${part}`));
-  for (const file of ["batch-open-1.lua", "batch-event-1.lua"]) {
-    const code = scriptSource(file)
+  for (const script of [batchOpenLua, batchEventLua]) {
+    const file = script.file;
+    const code = script
+      .source()
       .split("\n")
       .filter((line) => !line.trimStart().startsWith("--"))
       .join("\n");
     assert.match(code, /local function batch_key\(/, `${file} includes lib/batch-keys.lua`);
     for (const [, suffix] of code.matchAll(/"(:[a-z_]+)"/g)) assert.ok(known.has(suffix!), `${file} uses ${suffix}`);
   }
-  const join = scriptSource("batch-join-3.lua");
+  const join = batchJoinLua.source();
   assert.doesNotMatch(join, /\.\. ":/, "batch-join builds no key: it is given them");
 });
