@@ -5,10 +5,13 @@
  * calls EVAL.
  *
  * Nothing happens until the script first runs: its text is read then, once per process (it cannot
- * differ between connections). Each run is an EVALSHA; a Redis that does not know the script yet (the
- * first run since it started, a failed-over primary: Redis 7 replicates a script's effects, not the
- * script) answers NOSCRIPT, and the run is sent again as EVAL, which teaches it the script for every
- * connection. A connection itself holds nothing: no command is defined on it, so one an app made
+ * differ between connections). A connection's first run of a script is an EVAL, which runs it and
+ * teaches Redis the script; every later run an EVALSHA. A Redis that forgot it (a failed-over primary:
+ * Redis 7 replicates a script's effects, not the script; a restart, SCRIPT FLUSH) answers NOSCRIPT, and
+ * that run is sent again as EVAL. Why not EVALSHA first everywhere: a refused EVALSHA reaches Redis
+ * and runs nothing, and its EVAL comes a round trip later, behind what other clients sent meanwhile, so
+ * on a fresh Redis the first calls would run out of the order they arrived in (a concurrency limit's
+ * slots are handed out in that order). No command is defined on a connection, so one an app made
  * itself serves as well, and a new connection costs nothing for the scripts it never runs (before, every
  * connection defined all thirty, a SHA-1 and two closures each, and the first scanned the source tree).
  *
@@ -75,6 +78,8 @@ export function luaScript<Args extends unknown[], Reply, BufferReply = Reply>(
     loaded = { lua, sha: createHash("sha1").update(lua).digest("hex") };
     return loaded;
   };
+  // The connections that sent this script's text (a cache: a connection gone is dropped with it).
+  const taught = new WeakSet<Redis>();
   const run = (redis: Redis, buffer: boolean, args: unknown[]): Promise<unknown> => {
     let script: { lua: string; sha: string };
     try {
@@ -84,6 +89,10 @@ export function luaScript<Args extends unknown[], Reply, BufferReply = Reply>(
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     const evals = redis as unknown as Evals;
+    if (!taught.has(redis)) {
+      taught.add(redis);
+      return buffer ? evals.evalBuffer(script.lua, ...keyCount, ...args) : evals.eval(script.lua, ...keyCount, ...args);
+    }
     const sent = buffer
       ? evals.evalshaBuffer(script.sha, ...keyCount, ...args)
       : evals.evalsha(script.sha, ...keyCount, ...args);

@@ -60,18 +60,40 @@ test("every .lua command under src/ is declared: the core's by their callers, a 
   }
 });
 
-test("a connection holds no script: the first run on a Redis sends its text once, every other run its SHA-1", async (t) => {
+test("a connection's first run of a script sends its text, every later run its SHA-1", async (t) => {
   const [one, two] = [connect(handle.url), connect(handle.url)];
   t.after(() => [one, two].forEach((redis) => redis.disconnect()));
   await handle.redis.script("FLUSH");
   await handle.redis.config("RESETSTAT");
-  await handle.redis.zadd("schedule", 1, "a", 1, "b");
-  assert.equal(await zpopbyscoreLua.run(one, "schedule", "2"), "a", "EVALSHA, NOSCRIPT, then EVAL");
-  assert.equal(await zpopbyscoreLua.run(two, "schedule", "2"), "b", "another connection: EVALSHA only");
-  assert.equal(await zpopbyscoreLua.run(one, "schedule", "2"), null);
-  assert.equal(await calls("eval"), 1, "the text went to Redis once");
-  assert.equal(await calls("evalsha"), 3, "every run, the one Redis refused with NOSCRIPT included");
+  await handle.redis.zadd("schedule", 1, "a", 1, "b", 1, "c");
+  assert.equal(await zpopbyscoreLua.run(one, "schedule", "2"), "a", "EVAL");
+  assert.equal(await zpopbyscoreLua.run(two, "schedule", "2"), "b", "another connection: EVAL");
+  assert.equal(await zpopbyscoreLua.run(one, "schedule", "2"), "c", "EVALSHA");
+  assert.equal(await zpopbyscoreLua.run(two, "schedule", "2"), null, "EVALSHA");
+  assert.equal(await calls("eval"), 2, "the text once per connection");
+  assert.equal(await calls("evalsha"), 2, "no EVALSHA refused: none ran out of its turn");
   assert.deepEqual(await handle.redis.script("EXISTS", zpopbyscoreLua.sha()), [1]);
+});
+
+test("on a fresh Redis, calls of four connections run in the order they arrived (a refused EVALSHA would reorder them)", async (t) => {
+  const connections = Array.from({ length: 4 }, () => connect(handle.url));
+  t.after(() => connections.forEach((redis) => redis.disconnect()));
+  await handle.redis.script("FLUSH");
+  await handle.redis.del("queue:order");
+  const monitor = await handle.redis.monitor();
+  t.after(() => monitor.disconnect());
+  const arrived: string[] = [];
+  monitor.on("monitor", (_time: string, args: string[]) => {
+    if (args[0]?.toLowerCase().startsWith("eval") && args.includes("queue:order")) arrived.push(args.at(-1)!);
+  });
+  await Promise.all(
+    connections.flatMap((redis, c) =>
+      Array.from({ length: 5 }, (_, i) => pushJobsLua.run(redis, "queues", "queue:order", "order", `${c}-${i}`)),
+    ),
+  );
+  await handle.redis.ping(); // MONITOR has reported every command before this answer
+  const ran = (await handle.redis.lrange("queue:order", 0, -1)).reverse();
+  assert.deepEqual(ran, arrived, "run in the order the calls reached Redis, none twice");
 });
 
 test("a script runs again after Redis forgot it (SCRIPT FLUSH, as on a failed-over primary)", async (t) => {
