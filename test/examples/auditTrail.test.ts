@@ -3,11 +3,13 @@
  * as an app compiles it (its own tsconfig, `import ... from "tsq"`), run through a real worker on a
  * private Redis. Each thing it declares is checked where it lands: its event with the entry, its
  * counter in the worker's metrics, its setting read from the worker's options (and a bad one refused),
- * its script in Redis, its hold released by the core when a job dies, its fetch order obeyed.
+ * its script in Redis, its hold released by the core when a job dies, its fetch order obeyed. And
+ * docs/internals.md's "Writing a feature" shows these files word for word.
  */
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import type { EventEmitter } from "node:events";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -182,4 +184,18 @@ test("the outside plug-in's fetch order runs after the plug-ins it names", async
   await until(() => ran.length === 2);
   await launcher.stop();
   assert.deepEqual(ran, ["audit", "default"]);
+});
+
+test("docs/internals.md's \"Writing a feature\" shows the plug-in's files word for word", () => {
+  const doc = readFileSync(join(ROOT, "docs/internals.md"), "utf8");
+  const blocks = [...doc.matchAll(/<!-- example: (\S+) -->\n```\w+\n([\s\S]*?)```\n<!-- \/example -->/g)];
+  assert.deepEqual(
+    blocks.map((block) => block[1]),
+    [
+      "examples/plugins/auditTrail/plugin.ts",
+      "examples/plugins/auditTrail/audit-append-1.lua",
+      "examples/plugins/auditTrail/keys.ts",
+    ],
+  );
+  for (const [, path, text] of blocks) assert.equal(text, readFileSync(join(ROOT, path!), "utf8"), `${path} differs`);
 });
