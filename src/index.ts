@@ -51,6 +51,7 @@ export {
 } from "./server/plugin.js";
 export type { ServerContext } from "./server/context.js";
 export { luaScript, type LuaScript, type LuaSource } from "./platform/redis/luaScript.js";
+export type { WorkerOptions } from "./platform/config/options.js";
 export type { ClientPlugin, ClientHooks, AlternateWrite, PreparedJob } from "./client/plugin.js";
 export { Job, Setter, type SetOptions } from "./client/Job.js";
 export { LimitedCapacityJob } from "./features/locks/gitlab-concurrency-limits/LimitedCapacityJob.js";

@@ -3,7 +3,8 @@
  * them) with its default and, for a number, its bounds. The plug-in lists them in `settings` (so tools
  * can name them) and reads each in `server(ctx)`, once per worker as the worker is built: a bad value
  * stops the worker there with a ConfigError naming the key, and the job path reads a plain closure
- * variable. The config file does not take them yet (its unknown keys are refused before plug-ins load).
+ * variable. A plug-in types its keys for apps by adding them to `WorkerOptions` (`declare module "tsq"`).
+ * The config file does not take them yet (its unknown keys are refused before plug-ins load).
  */
 import { ConfigError } from "../wire/errors.js";
 

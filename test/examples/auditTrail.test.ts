@@ -33,6 +33,14 @@ interface AuditEntry {
 }
 type AuditTrail = Plugin & { events: EventEmitter<{ "audit:written": [entry: AuditEntry, length: number] }> };
 let auditTrail: (options?: { hold?: string[]; first?: string; after?: string[] }) => AuditTrail;
+let auditedWorker: (
+  redis: string,
+  jobs: unknown[],
+  audit: AuditTrail,
+) => {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+};
 
 before(async () => {
   const tsc = spawnSync(
@@ -41,8 +49,11 @@ before(async () => {
     { encoding: "utf8" },
   );
   assert.equal(tsc.status, 0, `examples/plugins/auditTrail does not compile: ${tsc.stdout}${tsc.stderr}`);
-  const entry = pathToFileURL(join(ROOT, "dist/examples/plugins/auditTrail/plugin.js")).href;
-  ({ auditTrail } = (await import(entry)) as { auditTrail: typeof auditTrail });
+  const dist = join(ROOT, "dist/examples/plugins/auditTrail");
+  ({ auditTrail } = (await import(pathToFileURL(join(dist, "plugin.js")).href)) as { auditTrail: typeof auditTrail });
+  ({ auditedWorker } = (await import(pathToFileURL(join(dist, "worker.js")).href)) as {
+    auditedWorker: typeof auditedWorker;
+  });
 });
 
 async function until(check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
@@ -144,6 +155,28 @@ test("the outside plug-in's event, metric, setting, script, lock and fetch order
   assert.equal(count("audit", "done"), 2);
   assert.equal(count("default", "done"), 2);
   assert.equal(count("audit", "dead"), 1);
+});
+
+test("an app's Worker runs the outside plug-in from the package root, its setting given as a typed worker option", async () => {
+  class Noted {
+    perform() {}
+  }
+  const audit = auditTrail();
+  const lengths: number[] = [];
+  audit.events.on("audit:written", (_entry, length) => void lengths.push(length));
+  const worker = auditedWorker(handle.url, [Noted], audit);
+  await worker.start();
+  try {
+    const client = new Client({ redis: handle.url, plugins: [] });
+    for (let i = 0; i < 3; i++) await client.push({ class: "Noted", args: [] });
+    await client.close();
+    await until(() => lengths.length === 3);
+  } finally {
+    await worker.stop();
+  }
+  // examples/plugins/auditTrail/worker.ts sets auditTrailMaxLength: 2.
+  assert.deepEqual(lengths, [1, 2, 2]);
+  assert.equal(await handle.redis.llen("audit:trail"), 2);
 });
 
 test("the outside plug-in's setting is checked as the worker is built: a bad value is refused by name", () => {

@@ -13,6 +13,14 @@ import { EventEmitter } from "node:events";
 import { definePlugin, defineSetting, luaScript, type JobPayload, type Plugin, type StoredJobs } from "tsq";
 import { HOLD_SECONDS, TRAIL, holdKey } from "./keys.js";
 
+// The setting is a worker option an app types: `new Worker({ options: { auditTrailMaxLength: 500 } })`.
+declare module "tsq" {
+  interface WorkerOptions {
+    /** Entries the audit trail keeps (default 1000, 1 to 1,000,000). */
+    auditTrailMaxLength?: number;
+  }
+}
+
 export interface AuditEntry {
   jid: string;
   class: string;
