@@ -19,6 +19,7 @@ function copyLua(dir) {
 }
 
 copyLua(join(root, "src"));
+copyLua(join(root, "examples")); // a plug-in example keeps its Lua beside it too
 const assets = "src/admin/web/assets";
 mkdirSync(join(root, "dist", assets), { recursive: true });
 cpSync(join(root, assets), join(root, "dist", assets), { recursive: true });

@@ -34,7 +34,24 @@ export {
   type ChildInfo,
   type ChildExitInfo,
 } from "./library/Cluster.js";
-export { definePlugin, type Plugin, type ServerHooks, type Service, type ResolvedClass } from "./server/plugin.js";
+export {
+  definePlugin,
+  defineSetting,
+  type Plugin,
+  type PluginLocks,
+  type PluginFetch,
+  type FetchOrder,
+  type Setting,
+  type SettingSpec,
+  type ServerHooks,
+  type Service,
+  type ResolvedClass,
+  type StoredJobs,
+  type JobEnd,
+} from "./server/plugin.js";
+export type { ServerContext } from "./server/context.js";
+export { luaScript, type LuaScript, type LuaSource } from "./platform/redis/luaScript.js";
+export type { WorkerOptions } from "./platform/config/options.js";
 export type { ClientPlugin, ClientHooks, AlternateWrite, PreparedJob } from "./client/plugin.js";
 export { Job, Setter, type SetOptions } from "./client/Job.js";
 export { LimitedCapacityJob } from "./features/locks/gitlab-concurrency-limits/LimitedCapacityJob.js";

@@ -34,6 +34,8 @@ export interface JobMetricsOptions {
 }
 
 type MetricsContext = Pick<ServerContext, "events" | "state" | "options"> & {
+  /** The plug-ins' hooks: each `metrics` hook registers its own metrics in this registry. */
+  hooks?: ServerContext["hooks"];
   logger: CapLogger;
   /** The worker's client: its reliable push holds jobs while Redis is away; its events count pushes. */
   client?: { readonly bufferedJobs: number; readonly events: ClientEventBus };
@@ -188,6 +190,7 @@ export class JobMetrics {
       },
     });
     promClient().collectDefaultMetrics({ register: this.registry, labels: options.processLabels ?? {} });
+    for (const hook of ctx.hooks ?? []) hook.metrics?.(this.registry, promClient());
     ctx.events.on("start", this.onStart);
     ctx.events.on("end", this.onEnd);
     ctx.events.on("unrecorded", this.onUnrecorded);

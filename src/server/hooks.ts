@@ -4,6 +4,7 @@
  * use them without importing each other.
  */
 import type { Redis } from "ioredis";
+import type * as PromClient from "prom-client";
 import type { Middleware } from "../platform/Chain.js";
 import type { JobPayload } from "../wire/payload.js";
 import type { UnitOfWork } from "./fetch/unitOfWork.js";
@@ -117,4 +118,11 @@ export interface ServerHooks {
   onEnd?(job: JobPayload, queue: string, end: JobEnd): Promise<void> | undefined;
   /** A job scheduled for a retry at `retryAt` (epoch seconds) keeps what it must until then. */
   keepLocksForRetry?(redis: Redis, job: JobPayload, retryAt: number): Promise<unknown>;
+  /**
+   * The feature's own metrics, registered in the worker's registry when the worker serves or reports
+   * metrics (`--metrics-port`, a cluster child): `new prom.Counter({ ..., registers: [registry] })`.
+   * Not called when metrics are off, so a counter the hook makes stays undefined and counts nothing.
+   * `prom` is tsq's own prom-client, loaded only then.
+   */
+  metrics?(registry: PromClient.Registry, prom: typeof PromClient): void;
 }

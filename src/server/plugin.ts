@@ -15,9 +15,11 @@ import type { ClientPlugin } from "../client/plugin.js";
 import type { ServerContext } from "./context.js";
 import type { ServerHooks, StoredJobs } from "./hooks.js";
 import type { PluginFetch } from "./fetch/fetchOrder.js";
+import type { Setting } from "./pluginSettings.js";
 
 export type { Service, ResolvedClass, StoredJobs, ServerHooks, JobEnd } from "./hooks.js";
 export type { FetchOrder, PluginFetch } from "./fetch/fetchOrder.js";
+export { defineSetting, type Setting, type SettingSpec } from "./pluginSettings.js";
 
 export interface Plugin extends ClientPlugin {
   /** Hooks for one worker; undefined when no class of this worker uses the feature. */
@@ -40,6 +42,8 @@ export interface Plugin extends ClientPlugin {
    * against other plug-ins' orders.
    */
   fetch?: PluginFetch;
+  /** The worker options the feature reads (`defineSetting`), each read in `server(ctx)`. */
+  settings?: readonly Setting[];
 }
 
 export interface PluginLocks {

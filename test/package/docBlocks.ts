@@ -8,8 +8,9 @@
  *   <!-- no-compile: reason -->   the block is not compiled (a reason is required)
  *   <!-- file: jobs.ts -->        the block is that file of its Markdown file's folder, so another block
  *                                 of the same Markdown file imports it (`import { HardJob } from "./jobs.js"`)
- *   <!-- example: test/<path> -->  the block is a test file, word for word (test/testing/docs.test.ts),
- *                                 compiled where it lives: skipped here
+ *   <!-- example: <path> -->      the block is that file of the repository, word for word (a test file:
+ *                                 test/testing/docs.test.ts; the plug-in example: its own test), compiled
+ *                                 where it lives: skipped here
  * A block that shows a compile error quotes it in a comment, `// error TS2561: ...`: tsc must report
  * exactly the codes a block quotes (none for a block that quotes none).
  */
@@ -70,7 +71,7 @@ export function docBlocks(root: string, files: string[]): { blocks: DocBlock[]; 
       if (marker.startsWith("<!-- no-compile")) throw new Error(`${where}: a no-compile marker needs a reason`);
       const example = /^<!-- example: (\S+) -->$/.exec(marker);
       if (example) {
-        skipped.push({ where, reason: `the test file ${example[1]}, compiled where it lives` });
+        skipped.push({ where, reason: `the file ${example[1]}, compiled where it lives` });
         continue;
       }
       const named = /^<!-- file: ([\w./-]+\.ts) -->$/.exec(marker)?.[1];
