@@ -17,6 +17,7 @@ import type { Clock } from "../platform/util/clock.js";
 import type { ProcessState } from "./ProcessState.js";
 import type { JobInstance, Registry, RunnableClass } from "./Registry.js";
 import type { ExecutionTracker } from "./ExecutionTracker.js";
+import type { WorkerLocals } from "./WorkerLocals.js";
 import type {
   CapsuleFetchOrder,
   DeathHandler,
@@ -87,6 +88,8 @@ export interface ServerContext {
   readonly alarms: DueAlarms;
   /** Builds the instance a job runs on (dependency injection); default `new Class()`. */
   readonly jobFactory?: JobFactory;
+  /** What this worker's roles and plug-ins keep for its life (paused queues, a shared limiter): see WorkerLocals. */
+  readonly locals: WorkerLocals;
 }
 
 /** Builds a job instance for a class, e.g. `(Class) => container.get(Class)`. */

@@ -25,6 +25,7 @@ import { ProcessState } from "./ProcessState.js";
 import type { Registry } from "./Registry.js";
 import type { RegisteredServerConfig } from "./serverConfig.js";
 import { fetchOrderOf } from "./fetch/fetchOrder.js";
+import { WorkerLocals } from "./WorkerLocals.js";
 
 export interface LauncherHooks {
   /** A remote signal popped by the heartbeat; the CLI routes it to the same handler as the OS signal. */
@@ -109,6 +110,7 @@ export function buildWorkerContext(
     },
     clock: hooks.clock ?? SYSTEM_CLOCK,
     alarms: new DueAlarms(hooks.clock),
+    locals: new WorkerLocals(),
     ...(hooks.jobFactory ? { jobFactory: hooks.jobFactory } : {}),
   };
   // Plug-ins first, in list order, then what the app registered (configureServer), copied: the

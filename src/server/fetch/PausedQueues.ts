@@ -1,11 +1,11 @@
 /**
- * PausedQueues: one process's cached copy of the `paused` set (Sidekiq Pro's queue pausing, also read by
+ * PausedQueues: one worker's cached copy of the `paused` set (Sidekiq Pro's queue pausing, also read by
  * OSS 8.1.1+), refreshed with one SMEMBERS every POLL_INTERVAL ms, so a pause made by tsqctl, the admin
  * API or a Ruby process reaches every fetcher within that interval plus one read, without a restart.
  * Pro learns of pauses over a private pub/sub channel and its users report pauses applied only after a
  * restart (#5700, #6574): polling the public set needs nothing but the set.
  *
- * Shared by the capsules of a process (`acquirePausedQueues`): the first Manager starts the poll, the
+ * Shared by the capsules of a worker (`pausedQueuesFor`): the first Manager starts the poll, the
  * last one to stop ends it, so nothing keeps a stopped process alive.
  */
 import { EventEmitter } from "node:events";
@@ -14,6 +14,7 @@ import type { Logger } from "../../platform/logger.js";
 import { ProblemLog } from "../../platform/redis/errors.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
 import { deferred, sleep } from "../../platform/util/sleep.js";
+import { workerLocal, type WorkerLocals } from "../WorkerLocals.js";
 
 /** ms between two reads of the `paused` set: half the 1 s a pause may take to apply. */
 export const POLL_INTERVAL = 500;
@@ -94,11 +95,13 @@ export class PausedQueues extends EventEmitter<{ change: [paused: ReadonlySet<st
   }
 }
 
-const shared = new WeakMap<object, PausedQueues>();
+const PAUSED_QUEUES = workerLocal<PausedQueues>("paused queues");
 
-/** The process's PausedQueues for `owner` (the server context), made at first use. */
-export function pausedQueuesFor(owner: object, redis: TsqRedis, logger: Logger): PausedQueues {
-  let found = shared.get(owner);
-  if (!found) shared.set(owner, (found = new PausedQueues(redis, logger)));
-  return found;
+/** The worker's PausedQueues, shared by its capsules, made at first use (kept on its context, not here). */
+export function pausedQueuesFor(
+  owner: { readonly locals: WorkerLocals },
+  redis: TsqRedis,
+  logger: Logger,
+): PausedQueues {
+  return owner.locals.get(PAUSED_QUEUES, () => new PausedQueues(redis, logger));
 }

@@ -1,9 +1,9 @@
 /**
- * SwitchBoard: one process's cached copy of the kill switches, so the per-job check is a clock read and
+ * SwitchBoard: one worker's cached copy of the kill switches, so the per-job check is a clock read and
  * a Map lookup. The copy is refreshed with one HGETALL when it is older than the refresh interval
  * (DEFAULTS.killSwitchRefreshInterval, 2 s), by the first job that notices; jobs arriving meanwhile wait
  * for that one read. A switch set with tsqctl thus reaches every worker within the interval plus one
- * read. No timer: an idle process reads nothing and has nothing to stop.
+ * read. No timer: an idle worker reads nothing and has nothing to stop.
  */
 import { performance } from "node:perf_hooks";
 import type { Logger } from "../../../platform/logger.js";

@@ -15,7 +15,7 @@ import { formatSeconds, nowSeconds } from "../../../wire/timestamps.js";
 import type { ServerContext } from "../../../server/context.js";
 import type { UnitOfWork } from "../../../server/fetch/unitOfWork.js";
 import { releaseLocksOf } from "../../locks/release.js";
-import { SwitchBoard } from "./SwitchBoard.js";
+import type { SwitchBoard } from "./SwitchBoard.js";
 import type { KillSwitch } from "./switches.js";
 
 /** GitLab's `deferred_by` names the source (`feature_flag`, `database_health_check`); ours is tsqctl's switch. */
@@ -23,18 +23,17 @@ export const DEFERRED_BY = "kill_switch";
 
 type SwitchContext = Pick<ServerContext, "redis" | "logger" | "events" | "options">;
 
-/** One board per server context (process), shared by all its job slots. */
-const boards = new WeakMap<SwitchContext, SwitchBoard>();
-
 /**
  * True when a switch took the job (it must not run); false at once, without a promise, when the cached
- * switches are fresh and none applies: the per-job cost.
+ * switches are fresh and none applies: the per-job cost. `board`: the worker's (plugin.ts makes one per
+ * worker, shared by all its job slots).
  */
-export function interceptJob(ctx: SwitchContext, job: JobPayload, unit: UnitOfWork): boolean | Promise<boolean> {
-  let board = boards.get(ctx);
-  if (!board) {
-    boards.set(ctx, (board = new SwitchBoard(ctx.redis, ctx.logger, ctx.options.killSwitchRefreshInterval)));
-  }
+export function interceptJob(
+  ctx: SwitchContext,
+  board: SwitchBoard,
+  job: JobPayload,
+  unit: UnitOfWork,
+): boolean | Promise<boolean> {
   const found = board.lookup(job.class, typeof job.wrapped === "string" ? job.wrapped : undefined);
   if (found === undefined) return false;
   if (found instanceof Promise) return found.then((on) => (on ? apply(ctx, job, unit, on) : false));

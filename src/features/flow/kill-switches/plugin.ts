@@ -4,13 +4,16 @@
  */
 import { definePlugin } from "../../../server/plugin.js";
 import { interceptJob } from "./intercept.js";
+import { SwitchBoard } from "./SwitchBoard.js";
 
 export const killSwitches = definePlugin({
   name: "kill-switches",
   server(ctx) {
+    // This worker's cached copy of the switches, shared by its job slots (read from Redis at first use).
+    const board = new SwitchBoard(ctx.redis, ctx.logger, ctx.options.killSwitchRefreshInterval);
     return {
       intercept(job, unit) {
-        const taken = interceptJob(ctx, job, unit);
+        const taken = interceptJob(ctx, board, job, unit);
         return taken === true ? Promise.resolve(true) : taken;
       },
     };

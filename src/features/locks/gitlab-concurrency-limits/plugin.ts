@@ -6,6 +6,7 @@
  */
 import { definePlugin } from "../../../server/plugin.js";
 import type { ServerContext } from "../../../server/context.js";
+import { workerLocal } from "../../../server/WorkerLocals.js";
 import { ArgumentError } from "../../../wire/errors.js";
 import { ADMISSION_DEFAULTS, Admission, type AdmissionSettings } from "./clientMiddleware.js";
 import { ConcurrencyLimiter } from "./ConcurrencyLimiter.js";
@@ -13,25 +14,24 @@ import { ConcurrencyLimitServerMiddleware } from "./ServerMiddleware.js";
 import { LOCK_SCRIPTS } from "../scripts.js";
 import { limitSlotLua } from "./scripts.js";
 
-/** One limiter per worker, shared with the keyed rate limits' leases (enterprise-rate-limits). */
-const limiters = new WeakMap<ServerContext, ConcurrencyLimiter>();
+/** One limiter per worker, kept on its context: shared with the keyed rate limits' leases (enterprise-rate-limits). */
+const LIMITER = workerLocal<ConcurrencyLimiter>("concurrency limiter");
 
 export function limiterFor(ctx: ServerContext): ConcurrencyLimiter {
-  let limiter = limiters.get(ctx);
-  if (!limiter) {
-    const { options } = ctx;
-    limiter = new ConcurrencyLimiter(
-      ctx.redis,
-      {
-        slotTtl: options.heartbeatTtl,
-        refreshInterval: options.heartbeatInterval,
-        maxParked: options.concurrencyLimitMaxParked,
-      },
-      ctx.logger,
-    );
-    limiters.set(ctx, limiter);
-  }
-  return limiter;
+  const { options } = ctx;
+  return ctx.locals.get(
+    LIMITER,
+    () =>
+      new ConcurrencyLimiter(
+        ctx.redis,
+        {
+          slotTtl: options.heartbeatTtl,
+          refreshInterval: options.heartbeatInterval,
+          maxParked: options.concurrencyLimitMaxParked,
+        },
+        ctx.logger,
+      ),
+  );
 }
 
 /** The Client option `concurrencyLimits`, checked, over the defaults. */
