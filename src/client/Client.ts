@@ -31,6 +31,7 @@ import { clientEventBus, type ClientEventBus } from "./events.js";
 import type { ClientHooks, ClientMiddlewareArgs, ClientPlugin, PreparedJob, PushDiversion } from "./plugin.js";
 import { refuseUnknownClientSettings, type ClientOptions } from "./ClientOptions.js";
 import { rememberJobOptionsOf } from "./jobOptionKeys.js";
+import { attachJobClass, type JobClassLookup } from "./jobClasses.js";
 
 export type { ClientMiddlewareArgs, PreparedJob } from "./plugin.js";
 
@@ -66,6 +67,7 @@ export class Client {
   readonly fleetVersion: FleetVersion;
   private readonly sizeLimits: SizeLimits;
   private readonly router: WorkerRouter | undefined;
+  private readonly jobClasses: JobClassLookup | undefined;
   /** ms a push waits for an unconnected Redis (0: as long as it takes). */
   private readonly connectTimeoutMs: number;
   /** How this client opens its connections (the home one, one per other shard). */
@@ -101,6 +103,7 @@ export class Client {
     this.fleetVersion = new FleetVersion(options.sidekiqVersion ?? DEFAULTS.sidekiqVersion);
     this.sizeLimits = resolveSizeLimits(options);
     this.router = options.router;
+    this.jobClasses = options.jobClasses;
   }
 
   /** Pushes go to `diversion` instead of Redis while it is active (tsq/testing); undefined removes it. */
@@ -232,6 +235,8 @@ export class Client {
 
   private normalize(item: PushItem): JobPayload {
     const job = normalizeItem(item, this.router ?? currentRouter(), this.timestampFormat);
+    // A push by name: its class, when this client's worker registered one of that name.
+    if (typeof item.class === "string" && this.jobClasses) attachJobClass(job, this.jobClasses(job.class));
     for (const hook of this.hooks) hook.stamp?.(job, item.class);
     return job;
   }

@@ -7,6 +7,7 @@ import type { TsqRedis } from "../platform/redis/connection.js";
 import type { ShardMap } from "../platform/shards/ShardMap.js";
 import type { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import type { ClientMiddlewareArgs, ClientPlugin } from "./plugin.js";
+import type { JobClassLookup } from "./jobClasses.js";
 import type { SidekiqVersionSetting } from "../wire/sidekiqVersion.js";
 import { ArgumentError } from "../wire/errors.js";
 import { refuseUnknownSettings, type ListsEveryKey } from "../platform/util/unknownKeys.js";
@@ -29,6 +30,12 @@ export interface ClientOptions {
   maxInflatedBytes?: number;
   /** Routing rules for pushes that name no queue (default: the process's, see `configureRouting`). */
   router?: WorkerRouter;
+  /**
+   * Finds the class of a job pushed by name (the poller's re-push, a retry), so plug-ins read its
+   * attributes (`static idempotent`, a concurrency limit) as for a push by class. A worker's client looks
+   * in that worker's registry. Default: none; such a push is of a class known by name only.
+   */
+  jobClasses?: JobClassLookup;
   /** Several Redis servers, each owning some queues: a push goes to its queue's shard (docs/shards.md). */
   shards?: { map: ShardMap; home?: string };
   /**
@@ -72,6 +79,7 @@ const KNOWN = [
   "compressThresholdBytes",
   "maxInflatedBytes",
   "router",
+  "jobClasses",
   "shards",
   "reliablePush",
   "concurrencyLimits",

@@ -6,7 +6,6 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../wire/errors.js";
 import type { JobOptions } from "../client/options.js";
-import { rememberJobClass } from "../client/jobClasses.js";
 import { jobOptionTypo } from "../client/jobOptionKeys.js";
 import { workerAttributes, type WorkerAttributes } from "../platform/attributes/attributes.js";
 
@@ -51,7 +50,6 @@ export class Registry {
     const typo = jobOptionTypo(name, klass.options, "static options");
     if (typo) throw new ConfigError(typo);
     this.classes.set(name, klass);
-    rememberJobClass(name, klass); // so pushes by name from this process (the poller) see its attributes
     return name;
   }
 

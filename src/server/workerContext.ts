@@ -78,6 +78,8 @@ export function buildWorkerContext(
     redis,
     plugins,
     middleware: config.clientMiddleware.copy(),
+    // Pushes by name from this worker (the poller's re-push) find this worker's class of that name.
+    jobClasses: (name) => registry.get(name),
     sidekiqVersion: options.sidekiqVersion,
     maxPayloadBytes: options.maxPayloadBytes,
     compressThresholdBytes: options.compressThresholdBytes,

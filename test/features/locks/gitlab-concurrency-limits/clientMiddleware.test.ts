@@ -12,7 +12,6 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { Client } from "../../../../src/client/Client.js";
 import { Job } from "../../../../src/client/Job.js";
-import { rememberJobClass } from "../../../../src/client/jobClasses.js";
 import { ConcurrencyLimitFullError } from "../../../../src/wire/errors.js";
 import { ConcurrencyLimiter } from "../../../../src/features/locks/gitlab-concurrency-limits/ConcurrencyLimiter.js";
 import { readLimits } from "../../../../src/features/locks/gitlab-concurrency-limits/status.js";
@@ -275,9 +274,12 @@ test("pushBulk and pushMany admit in order; refused jobs are null, the others ar
 });
 
 test("left to the fetch-time path: re-pushes of stored jobs, pushes by an unknown name, built jobs", async (t) => {
-  const client = new Client({ redis: handle.url });
+  // As a worker's client looks in its registry: pushes by name find the class.
+  const client = new Client({
+    redis: handle.url,
+    jobClasses: (name) => (name === "AdmitOneJob" ? AdmitOneJob : undefined),
+  });
   t.after(() => client.close());
-  rememberJobClass("AdmitOneJob", AdmitOneJob); // as a worker's registry does: pushes by name find it
   await client.push({ class: AdmitOneJob, args: [0] }); // takes the one slot
   const stored = JSON.stringify({ class: "AdmitOneJob", args: [1], jid: "aaaaaaaaaaaaaaaaaaaaaaaa", queue: "default" });
   await client.push(parsePayload(stored)); // as the poller re-pushes a due job
