@@ -18,7 +18,6 @@ import { Launcher } from "../server/Launcher.js";
 import { applyWorkerV8Flags } from "../platform/v8Flags.js";
 import { Registry } from "../server/Registry.js";
 import { validateCron } from "../features/cron/index.js";
-import { configureRouting } from "../platform/attributes/WorkerRouter.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { exitOnOptionError, resolveWorkerOptions } from "../options/workerOptions.js";
 
@@ -26,8 +25,6 @@ export type LifecycleSignal = "TERM" | "INT" | "TSTP" | "TTIN";
 
 /** Loads the job module; a module that fails to load, or none given, is a startup error (exit 1). */
 export async function loadRegistry(options: WorkerOptions, log: Logger): Promise<Registry> {
-  // Jobs that enqueue jobs route them by the config file's rules, as the app that pushes them should.
-  configureRouting(options.routingRules);
   const registry = new Registry();
   if (!options.require) {
     throw new ConfigError("no job module: pass -r <path> or set `require:` in config/tsq.yml");

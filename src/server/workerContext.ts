@@ -8,6 +8,7 @@ import { Client } from "../client/Client.js";
 import { configureClient } from "../client/defaultClient.js";
 import { defaultPlugins } from "../client/defaultPlugins.js";
 import { shardMapOf } from "../platform/shards/serve.js";
+import { WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { logger as rootLogger, withJobFields, type Logger } from "../platform/logger.js";
@@ -68,6 +69,9 @@ export function buildWorkerContext(
   connections: Connections,
   isStopping: () => boolean,
 ): WorkerContext {
+  // Jobs that enqueue jobs route them by this worker's rules (`routing_rules`); without any, by the
+  // app's (`configureRouting`), as its other pushes are. Parsed first: a bad rule opens no connection.
+  const router = options.routingRules.length > 0 ? new WorkerRouter(options.routingRules) : undefined;
   const { identity, hostname } = newIdentity();
   const redis = connections.open("tsq");
   // An app's logger gets the job's fields on the lines logged inside a job (tsq's own has them).
@@ -80,6 +84,7 @@ export function buildWorkerContext(
     middleware: config.clientMiddleware.copy(),
     // Pushes by name from this worker (the poller's re-push) find this worker's class of that name.
     jobClasses: (name) => registry.get(name),
+    ...(router ? { router } : {}),
     sidekiqVersion: options.sidekiqVersion,
     maxPayloadBytes: options.maxPayloadBytes,
     compressThresholdBytes: options.compressThresholdBytes,

@@ -67,11 +67,13 @@ export class WorkerRouter {
   }
 }
 
+/** The app's rules, set at boot by `configureRouting`; none until then (importing tsq sets nothing). */
 let processRouter = new WorkerRouter([]);
 
 /**
  * Sets the routing rules every client of this process uses unless given its own (`new Client({ router })`).
- * The worker sets them from the config file's `routing_rules`; an app that pushes calls this at boot.
+ * An app that pushes calls this at boot. A worker with `routing_rules` gives its own client a router
+ * of them, so two workers in one process route apart; one without rules uses these.
  */
 export function configureRouting(rules: readonly RoutingRule[]): WorkerRouter {
   processRouter = new WorkerRouter(rules);
