@@ -3,12 +3,12 @@
  * hooks run in list order on the worker and in reverse on the client; `plugins: []` is plain Sidekiq
  * OSS; two workers with different settings in one process stay apart.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { useRedis } from "./helpers/redis.js";
 import { testLauncher } from "./helpers/context.js";
-import { configureServer, resetServerConfig, serverConfig } from "../src/server/serverConfig.js";
+import type { ServerConfig } from "../src/server/serverConfig.js";
 import { Client } from "../src/client/Client.js";
 import { builtinPlugins } from "../src/plugins.js";
 import { definePlugin, type Plugin } from "../src/server/plugin.js";
@@ -21,7 +21,6 @@ import { UniqueServerMiddleware } from "../src/features/locks/enterprise-unique-
 import { DeduplicationServerMiddleware } from "../src/features/locks/gitlab-deduplication/ServerMiddleware.js";
 
 const handle = useRedis();
-afterEach(() => resetServerConfig());
 
 async function until(check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -48,7 +47,11 @@ test("the built-in list is the order docs/internals.md states", () => {
 
 test("a worker's server chain is built from the list: plug-ins in list order, then the app's middleware", () => {
   const appMiddleware = async (_i: object, _j: JobPayload, _q: string, next: Next) => next();
-  configureServer((config) => config.middleware.add(appMiddleware));
+  let registered: ServerConfig | undefined;
+  const configure = (config: ServerConfig) => {
+    registered = config;
+    config.middleware.add(appMiddleware);
+  };
   class Everything {
     static concurrencyLimit = 2;
     static limit = { key: () => "k", concurrency: 1 };
@@ -60,7 +63,7 @@ test("a worker's server chain is built from the list: plug-ins in list order, th
     static idempotent = true;
     perform() {}
   }
-  const launcher = testLauncher(handle.url, [Everything, Deduplicated]);
+  const launcher = testLauncher(handle.url, [Everything, Deduplicated], { configure });
   assert.deepEqual(launcher.ctx.serverMiddleware.list(), [
     KeyedLimitServerMiddleware,
     ConcurrencyLimitServerMiddleware,
@@ -69,7 +72,7 @@ test("a worker's server chain is built from the list: plug-ins in list order, th
     DeduplicationServerMiddleware,
     appMiddleware,
   ]);
-  assert.equal(serverConfig().middleware.size, 1, "the app's registration is copied, never modified");
+  assert.equal(registered?.middleware.size, 1, "the app's registration is copied, never modified");
 });
 
 /** Three plug-ins that record where each hook ran. */
@@ -108,12 +111,11 @@ function recorders(log: string[]): Plugin[] {
 test("hooks run in list order on the worker and in reverse on the client, with the app's middleware at both ends", async () => {
   const log: string[] = [];
   const plugins = recorders(log);
-  configureServer((config) =>
+  const configure = (config: ServerConfig) =>
     config.middleware.add(async (_i: object, _j: JobPayload, _q: string, next: Next) => {
       log.push("run app");
       await next();
-    }),
-  );
+    });
   class Recorded {
     perform() {
       log.push("perform");
@@ -127,7 +129,7 @@ test("hooks run in list order on the worker and in reverse on the client, with t
   await client.push({ class: "Recorded", args: [] });
   await client.close();
   assert.deepEqual(log.splice(0), ["stamp A", "stamp B", "stamp C", "push app", "push C", "push B", "push A"]);
-  const launcher = testLauncher(handle.url, [Recorded], { plugins });
+  const launcher = testLauncher(handle.url, [Recorded], { plugins, configure });
   await launcher.start();
   await until(() => log.includes("perform"));
   await launcher.stop();

@@ -14,7 +14,6 @@ import { Batch } from "../../src/features/flow/batches/index.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
 import { configureLogger } from "../../src/platform/logger.js";
-import { resetServerConfig } from "../../src/server/serverConfig.js";
 import {
   cleanupAll,
   IN_FLIGHT,
@@ -54,7 +53,6 @@ async function push(client: Client, member: boolean): Promise<{ us: number; bid?
 
 /** µs per job: the queued jobs drained by an in-process worker. */
 async function drain(url: string, client: Client, bid: string | undefined): Promise<number> {
-  resetServerConfig();
   const registry = new Registry();
   registry.register(NoopBenchJob);
   const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, { logger: pino({ level: "silent" }) });

@@ -15,6 +15,7 @@ import { ConfigError } from "../wire/errors.js";
 import { configureLogger, type Logger } from "../platform/logger.js";
 import { redactUrl } from "../platform/redis/connection.js";
 import { Launcher } from "../server/Launcher.js";
+import { serverConfig } from "../server/serverConfig.js";
 import { applyWorkerV8Flags } from "../platform/v8Flags.js";
 import { Registry } from "../server/Registry.js";
 import { validateCron } from "../features/cron/index.js";
@@ -107,6 +108,8 @@ export async function main(argv: string[]): Promise<void> {
     logger: log,
     plugins,
     ownsDefaultClient: true,
+    // What the job module registered with configureServer as it loaded.
+    serverConfig: serverConfig(),
   });
   // The metrics server and its modules (node:http among them) only for a worker that serves /metrics.
   const metrics = options.metricsPort

@@ -15,6 +15,7 @@ import { DEFAULT_SHARD } from "../platform/shards/ShardMap.js";
 import cluster from "node:cluster";
 import { configureLogger, type Logger } from "../platform/logger.js";
 import { Launcher } from "../server/Launcher.js";
+import { serverConfig } from "../server/serverConfig.js";
 import type { Registry } from "../server/Registry.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { CHILD_ENV, isToChild, type ChildSpec, type FromChild } from "./ipc.js";
@@ -76,6 +77,8 @@ export async function runChild(plugins: readonly Plugin[], loadRegistry: Registr
       logger: log,
       plugins,
       ownsDefaultClient: true,
+      // What the job module registered with configureServer as it loaded.
+      serverConfig: serverConfig(),
       onRemoteSignal: (signal) => handle(signal),
     });
     send({ type: "identity", identity: launcher.identity });

@@ -17,7 +17,7 @@ import { adoptLogger, logger as rootLogger, type Logger } from "../platform/logg
 import { ArgumentError } from "../wire/errors.js";
 import { MAX_TIMEOUT, showNumber } from "../platform/config/bounds.js";
 import { defaultPlugins } from "../client/defaultPlugins.js";
-import { RegisteredServerConfig } from "../server/serverConfig.js";
+import { RegisteredServerConfig, serverConfig as appServerConfig } from "../server/serverConfig.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
 import type { Plugin } from "../server/plugin.js";
@@ -137,7 +137,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     plugins: readonly Plugin[] | undefined,
     own: Pick<WorkerConfig, "jobFactory" | "configure"> = {},
   ): Launcher {
-    let serverConfig: RegisteredServerConfig | undefined;
+    // Its own registrations, or the app's (configureServer) as the CLI's worker runs them.
+    let serverConfig = appServerConfig();
     if (own.configure) {
       if (typeof own.configure !== "function")
         throw new TypeError("Worker: `configure` must be a function (config) => { ... }");
@@ -149,7 +150,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       logger: logger ? adoptLogger(logger) : rootLogger(),
       plugins: plugins ?? defaultPlugins<Plugin>(),
       ...(own.jobFactory ? { jobFactory: own.jobFactory } : {}),
-      ...(serverConfig ? { serverConfig } : {}),
+      serverConfig,
     });
   }
 

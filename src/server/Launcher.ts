@@ -22,7 +22,7 @@ import { Poller } from "./Poller.js";
 import { processInfo } from "./processInfo.js";
 import type { Registry } from "./Registry.js";
 import { ReliableRecovery } from "./ReliableRecovery.js";
-import { fireLifecycle, serverConfig, type LifecycleEvent, type RegisteredServerConfig } from "./serverConfig.js";
+import { fireLifecycle, RegisteredServerConfig, type LifecycleEvent } from "./serverConfig.js";
 import { QUIET_WRITE_MS, StopBudget } from "./StopBudget.js";
 import { buildWorkerContext, type LauncherHooks } from "./workerContext.js";
 import type { Service } from "./plugin.js";
@@ -54,7 +54,7 @@ export class Launcher {
   private readonly config: RegisteredServerConfig;
 
   constructor(options: WorkerOptions, registry: Registry, hooks: LauncherHooks = {}) {
-    this.config = hooks.serverConfig ?? serverConfig();
+    this.config = hooks.serverConfig ?? new RegisteredServerConfig();
     this.connections = new Connections(options.redisUrl);
     const built = buildWorkerContext(options, registry, hooks, this.config, this.connections, () => this.stopRequested);
     this.ctx = built.ctx;

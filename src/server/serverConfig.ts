@@ -7,9 +7,11 @@
  *     config.on("startup", async () => { ... });
  *   });
  *
- * The Launcher reads it when it starts, after loading the job module. A worker built from code may be
- * given its own registrations instead (`new Worker({ configure })`), so two workers in one process
- * run different middleware.
+ * The app's registrations, made at boot (a `-r` job module makes them as it loads). The entry points
+ * hand them to the worker they build: the `tsq` CLI and a `tsq-cluster` child after loading the job
+ * module, a `new Worker` without `configure`, tsq/testing's inline mode. A Launcher is never handed
+ * them implicitly: one built without a config runs none, and `new Worker({ configure })` gives one
+ * worker its own, so two workers in one process run different middleware.
  */
 import { Chain } from "../platform/Chain.js";
 import type { Logger } from "../platform/logger.js";
@@ -38,19 +40,16 @@ export class RegisteredServerConfig implements ServerConfig {
   }
 }
 
-let config = new RegisteredServerConfig();
+/** The app's registrations: one object for the process, added to at boot and never replaced. */
+const config = new RegisteredServerConfig();
 
 export function configureServer(fn: (config: ServerConfig) => void): void {
   fn(config);
 }
 
+/** What the app registered with `configureServer`, for the entry point that builds a worker from it. */
 export function serverConfig(): RegisteredServerConfig {
   return config;
-}
-
-/** Forgets every registration (tests build several launchers in one process). */
-export function resetServerConfig(): void {
-  config = new RegisteredServerConfig();
 }
 
 /**

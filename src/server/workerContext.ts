@@ -45,7 +45,10 @@ export interface LauncherHooks {
    * worker's client.
    */
   ownsDefaultClient?: boolean;
-  /** This worker's own middleware, death handlers and lifecycle handlers; default: the process's (configureServer). */
+  /**
+   * This worker's middleware, death handlers and lifecycle handlers. Default: none. The entry points
+   * pass the app's `configureServer` registrations (`serverConfig()`) or the worker's own.
+   */
   serverConfig?: RegisteredServerConfig;
   /** Time for the roles that run on it (poller, cron, leader); default: the system clock. Tests drive one by hand. */
   clock?: Clock;
@@ -120,8 +123,8 @@ export function buildWorkerContext(
     locals: new WorkerLocals(),
     ...(hooks.jobFactory ? { jobFactory: hooks.jobFactory } : {}),
   };
-  // Plug-ins first, in list order, then what the app registered (configureServer), copied: the
-  // process-wide registration is never modified, so several workers in one process stay apart.
+  // Plug-ins first, in list order, then the registrations this worker was given (the app's
+  // configureServer, or its own), copied: they are never modified, so several workers stay apart.
   let fetchOrder: ReturnType<typeof fetchOrderOf>;
   try {
     fetchOrder = fetchOrderOf(plugins);

@@ -1,14 +1,13 @@
 /** Processor: server middleware, unknown classes, malformed payloads, stats and the job instance. */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { useRedis } from "../helpers/redis.js";
 import { testLauncher } from "../helpers/context.js";
-import { configureServer, resetServerConfig } from "../../src/server/serverConfig.js";
+import type { ServerConfig } from "../../src/server/serverConfig.js";
 import { Client } from "../../src/client/Client.js";
 import type { JobPayload } from "../../src/wire/payload.js";
 
 const handle = useRedis();
-afterEach(() => resetServerConfig());
 
 async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -27,13 +26,13 @@ test("server middleware wraps perform, sees the instance, payload and queue; not
       performed.push(`${tag}:${this.jid}`);
     }
   }
-  configureServer((config) => {
+  const configure = (config: ServerConfig) => {
     config.middleware.add(async (instance: object, job: JobPayload, queue: string, next: () => Promise<void>) => {
       seen.push(`${(instance as Guarded).constructor.name}/${job.args[0] as string}/${queue}`);
       if (job.args[0] !== "skip") await next();
     });
-  });
-  const launcher = testLauncher(handle.url, [Guarded]);
+  };
+  const launcher = testLauncher(handle.url, [Guarded], { configure });
   const client = new Client({ redis: handle.url });
   const jid = await client.push({ class: "Guarded", args: ["run"] });
   await client.push({ class: "Guarded", args: ["skip"] });
@@ -49,8 +48,9 @@ test("server middleware wraps perform, sees the instance, payload and queue; not
 
 test("an unknown class is retried as UnknownJobError; invalid JSON goes straight to dead; neither stops the worker", async () => {
   const died: string[] = [];
-  configureServer((config) => config.deathHandlers.push((job) => void died.push(job.jid)));
-  const launcher = testLauncher(handle.url, []);
+  const launcher = testLauncher(handle.url, [], {
+    configure: (config) => config.deathHandlers.push((job) => void died.push(job.jid)),
+  });
   const client = new Client({ redis: handle.url });
   await client.push({ class: "NobodyKnowsMe", args: [] });
   await client.push({ class: "AlsoUnknown", args: [], retry: 0 });

@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import { Job, configureServer, Client, configureClient, defaultClient, closeDefaultClient } from "tsq";
 import { fake, inline, disable, drainAll, clearAll, allJobs, testMode } from "tsq/testing";
 import { ArgumentError } from "../../src/wire/errors.js";
-import { resetServerConfig } from "../../src/server/serverConfig.js";
 import { useRedis } from "../helpers/redis.js";
 import { queueKey } from "../../src/wire/keys.js";
 
@@ -49,7 +48,6 @@ afterEach(() => {
   clearAll();
   disable();
   ran.length = 0;
-  resetServerConfig();
 });
 
 test("the default mode is disable", () => {
@@ -123,14 +121,15 @@ test("fake and inline: non-JSON args fail at push as in production", async () =>
   assert.deepEqual(ran, []);
 });
 
-test("inline: perform runs at once with the args a worker would see, inside the app's middleware", async () => {
+test("inline: perform runs at once with the args a worker would see, inside the app's middleware", async (t) => {
   const seen: string[] = [];
-  configureServer((config) =>
-    config.middleware.add(async (instance: object, job: { jid: string }, queue: string, next: () => Promise<void>) => {
-      seen.push(`${instance.constructor.name} ${queue} ${(instance as Job).jid === job.jid}`);
-      await next();
-    }),
-  );
+  const middleware = async (instance: object, job: { jid: string }, queue: string, next: () => Promise<void>) => {
+    seen.push(`${instance.constructor.name} ${queue} ${(instance as Job).jid === job.jid}`);
+    await next();
+  };
+  configureServer((config) => config.middleware.add(middleware));
+  // The app's registration is the process's: this test takes its middleware out again when it ends.
+  t.after(() => configureServer((config) => config.middleware.remove(middleware)));
   inline();
   const jid = await LooseJob.performAsync({ nested: [1, "two", null], flag: true });
   assert.ok(jid);

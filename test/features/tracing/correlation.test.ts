@@ -2,12 +2,11 @@
  * Correlation ids (src/platform/correlation.ts): carried from the pushing context into the payload's
  * `correlation_id`, onto every log line of the job, and into the jobs it enqueues; none invented.
  */
-import { test, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { useRedis } from "../../helpers/redis.js";
 import { testOptions } from "../../helpers/options.js";
-import { resetServerConfig } from "../../helpers/context.js";
 import { Client } from "../../../src/client/Client.js";
 import { Job } from "../../../src/client/Job.js";
 import { Launcher } from "../../../src/server/Launcher.js";
@@ -17,7 +16,6 @@ import { withCorrelationId, currentCorrelationId } from "../../../src/platform/c
 import type { JobPayload } from "../../../src/wire/payload.js";
 
 const redis = useRedis();
-afterEach(() => resetServerConfig());
 
 const lines: Record<string, unknown>[] = [];
 configureLogger({

@@ -17,7 +17,7 @@ import {
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace-base";
 import { useRedis } from "../../helpers/redis.js";
-import { testLauncher, resetServerConfig } from "../../helpers/context.js";
+import { testLauncher } from "../../helpers/context.js";
 import { requireRubySidekiq } from "../../helpers/ruby.js";
 import { rubyEval } from "../../helpers/rails.js";
 import { Client } from "../../../src/client/Client.js";
@@ -41,7 +41,6 @@ afterEach(() => {
   propagation.disable();
   context.disable();
   exporter.reset();
-  resetServerConfig();
 });
 
 async function until(check: () => Promise<boolean> | boolean, ms = 15_000): Promise<void> {
