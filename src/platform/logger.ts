@@ -171,12 +171,23 @@ export function adoptLogger(logger: Logger): Logger {
 }
 
 // The process logger: the one process-wide setting, as a process has one stdout. Workers embedded in
-// an app take their own logger through their settings instead (Worker's `logger`).
-let root = build((process.env.TSQ_LOG_LEVEL as LevelWithSilent | undefined) ?? "info", {});
+// an app take their own logger through their settings instead (Worker's `logger`). Built at its first
+// line, not at import: the stdout batch it writes through hooks the process's exit.
+let root: Logger | undefined;
+
+/** The level of the process logger until one is configured: TSQ_LOG_LEVEL, default "info". */
+function initialLevel(): LevelWithSilent {
+  return (process.env.TSQ_LOG_LEVEL as LevelWithSilent | undefined) ?? "info";
+}
+
+function processLogger(): Logger {
+  root ??= build(initialLevel(), {});
+  return root;
+}
 
 /** Inside a job, its worker's logger (which adds the job's fields); elsewhere the process logger. */
 function current(): Logger {
-  return jobScope.getStore()?.logger ?? root;
+  return jobScope.getStore()?.logger ?? processLogger();
 }
 
 function method(level: keyof LogMethods): LogFn {
@@ -214,7 +225,8 @@ export function configureLogger(options: {
     root = withJobFields(child);
     return root;
   }
-  root = build(options.level ?? (root.level as LevelWithSilent), options.base ?? {}, options.destination);
+  const level = options.level ?? (root?.level as LevelWithSilent | undefined) ?? initialLevel();
+  root = build(level, options.base ?? {}, options.destination);
   return root;
 }
 
