@@ -1,9 +1,9 @@
 /**
  * tsq's public API. Everything a job module or an application needs; internals are not exported.
- * Importing it makes every built-in feature the default of Clients and workers (`plugins` overrides).
+ * Importing it changes nothing (test/packageImport.test.ts checks so in a fresh process): a `Client`, `Worker`
+ * or `Cluster` built from it runs every built-in feature unless given `plugins`, and the default client
+ * behind `performAsync` is the one the app sets at boot with `configureClient()`.
  */
-import { useDefaultPlugins } from "./client/defaultPlugins.js";
-import { builtinPlugins } from "./plugins.js";
 // What the features merge into JobOptions and Job (`uniqueFor`, `lock`, `expiresIn`, `result`,
 // `this.progress`, `this.batch`, `this.workflow`, `this.activeJob`) reaches an app's types through these
 // bare imports: a declaration file keeps a bare import, not one used only for values (plugins.ts's).
@@ -14,8 +14,6 @@ import "./features/flow/expiry/plugin.js";
 import "./features/flow/batches/plugin.js";
 import "./features/outcomes/plugin.js";
 import "./features/activejob/plugin.js";
-
-useDefaultPlugins(builtinPlugins());
 
 export { builtinPlugins } from "./plugins.js";
 export {
@@ -81,14 +79,9 @@ export {
   type SujLockType,
   type SujStrategy,
 } from "./features/locks/sidekiq-unique-jobs/index.js"; // sidekiq-unique-jobs interop (docs/sidekiq-unique-jobs.md)
-export {
-  Client,
-  type ClientOptions,
-  type ClientMiddlewareArgs,
-  type PushItem,
-  type BulkItem,
-} from "./client/Client.js";
-export { configureClient, defaultClient, closeDefaultClient } from "./client/defaultClient.js";
+export type { ClientOptions, ClientMiddlewareArgs, PushItem, BulkItem } from "./client/Client.js";
+export { Client, configureClient } from "./library/Client.js";
+export { defaultClient, closeDefaultClient } from "./client/defaultClient.js";
 export { ShardMap, DEFAULT_SHARD, type ShardConfig } from "./platform/shards/ShardMap.js";
 export { Chain, type Middleware, type Next } from "./platform/Chain.js";
 export type { JobPayload, JsonValue } from "./wire/payload.js";

@@ -77,7 +77,7 @@ export class Client {
   constructor(options: ClientOptions = {}) {
     refuseUnknownClientSettings(options);
     this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
-    this.plugins = options.plugins ?? defaultPlugins();
+    this.plugins = options.plugins ?? defaultPlugins() ?? [];
     rememberJobOptionsOf(this.plugins);
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
     this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings, events: this.events }) ?? []);

@@ -52,9 +52,9 @@ export interface ClientOptions {
   /** Deadline of each command on the connections this client opens (ms); default none (they wait for Redis). */
   commandTimeoutMs?: number;
   /**
-   * Features, in chain order (src/plugins.ts lists the built-in ones). Default: the process's default
-   * list, every built-in feature once the package is imported (defaultPlugins.ts). `[]`: plain
-   * Sidekiq OSS pushes.
+   * Features, in chain order (src/plugins.ts lists the built-in ones). Default: every built-in feature
+   * for the package's `Client` (src/library/Client.ts); none for the core class unless the process set
+   * a list at boot (defaultPlugins.ts). `[]`: plain Sidekiq OSS pushes.
    */
   plugins?: readonly ClientPlugin[];
   /**

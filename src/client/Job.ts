@@ -13,7 +13,7 @@
 import { ArgumentError } from "../wire/errors.js";
 import type { Client } from "./Client.js";
 import { EPOCH_THRESHOLD } from "./Client.js";
-import { defaultClient } from "./defaultClient.js";
+import { defaultClient, hasDefaultClient } from "./defaultClient.js";
 import { jobOptionTypo } from "./jobOptionKeys.js";
 import { jobNameOf, wireOptions, type JobClassLike, type JobOptions } from "./options.js";
 import { nowSeconds } from "../wire/timestamps.js";
@@ -181,7 +181,8 @@ export abstract class Job {
 
 /** The default client's test double (tsq/testing), or an error saying how to get one. */
 function testDouble(klass: JobClassLike, what: string): PushDiversion {
-  const diversion = defaultClient().diversion;
+  // No default client yet: no fake mode either (one is made by the switch, never by this question).
+  const diversion = hasDefaultClient() ? defaultClient().diversion : undefined;
   if (!diversion)
     throw new ArgumentError(
       `${jobNameOf(klass)}.${what} needs tsq/testing's fake mode: import { fake } from "tsq/testing" and call fake() first`,

@@ -1,16 +1,20 @@
 /**
- * The plug-in list a Client or worker uses when its options name none. Importing the package ("tsq")
- * sets it to every built-in feature (src/plugins.ts); a program that imports only the core gets none.
- * Set once at start-up; a Client or worker given `plugins` (even `[]`) ignores it.
+ * The plug-in list a Client or worker built from the core classes (src/client, src/server) runs when
+ * its options name none: none, unless the process set a list at boot with `useDefaultPlugins` (tsq's
+ * own tests do, from TSQ_PLUGINS). Importing the package sets nothing: the package's `Client`,
+ * `Worker`, `Cluster` and `configureClient` fall back to every built-in feature themselves
+ * (src/library/packagePlugins.ts). A Client or worker given `plugins` (even `[]`) ignores it.
  */
 import type { ClientPlugin } from "./plugin.js";
 
-let defaults: readonly ClientPlugin[] = [];
+let defaults: readonly ClientPlugin[] | undefined;
 
+/** Sets the list once, at boot, before any Client or worker is built. */
 export function useDefaultPlugins(plugins: readonly ClientPlugin[]): void {
   defaults = [...plugins];
 }
 
-export function defaultPlugins<P extends ClientPlugin = ClientPlugin>(): readonly P[] {
-  return defaults as readonly P[];
+/** The list set at boot; undefined when none was. */
+export function defaultPlugins<P extends ClientPlugin = ClientPlugin>(): readonly P[] | undefined {
+  return defaults as readonly P[] | undefined;
 }

@@ -37,9 +37,12 @@ export function rememberJobOptionsOf(plugins: readonly ClientPlugin[]): void {
   }
 }
 
+/** The default list before the process sets one: a constant, so the cache below keys on identity. */
+const NO_PLUGINS: readonly ClientPlugin[] = Object.freeze([]);
+
 /** snake_case → the option's name as written (camelCase), for every known option. */
 function knownKeys(): Map<string, string> {
-  const defaults = defaultPlugins();
+  const defaults = defaultPlugins() ?? NO_PLUGINS;
   if (known?.defaults === defaults) return known.snake; // the default list is replaced, never changed
   const names = [...CORE, ...[...defaults, ...declared].flatMap((plugin) => plugin.jobOptions ?? [])];
   known = { snake: new Map(names.map((name) => [toSnakeCase(name), name])), defaults };

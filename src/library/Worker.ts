@@ -16,7 +16,7 @@ import { EventEmitter } from "node:events";
 import { adoptLogger, logger as rootLogger, type Logger } from "../platform/logger.js";
 import { ArgumentError } from "../wire/errors.js";
 import { MAX_TIMEOUT, showNumber } from "../platform/config/bounds.js";
-import { defaultPlugins } from "../client/defaultPlugins.js";
+import { packagePlugins } from "./packagePlugins.js";
 import { RegisteredServerConfig, serverConfig as appServerConfig } from "../server/serverConfig.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
@@ -99,11 +99,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (config === null || typeof config !== "object")
       throw new TypeError("new Worker(config): config must be an object");
     refuseUnknownWorkerSettings(config);
-    if (config.plugins) rememberJobOptionsOf(config.plugins); // their options are known to the registry's check
+    const plugins = packagePlugins(config.plugins);
+    rememberJobOptionsOf(plugins); // their options are known to the registry's check
     this.startTimeoutMs = startTimeoutMs(config.startTimeout);
     const registry = new Registry();
     for (const klass of jobClassesOf(config.jobs)) registry.register(klass);
-    this.launcher = Worker.launch(workerOptionsOf(config), registry, config.logger, config.plugins, {
+    this.launcher = Worker.launch(workerOptionsOf(config), registry, config.logger, plugins, {
       jobFactory: config.jobFactory,
       configure: config.configure,
     });
@@ -148,7 +149,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return new Launcher(options, registry, {
       // The app's logger: through a child with tsq's error serializers, the job's fields on job lines.
       logger: logger ? adoptLogger(logger) : rootLogger(),
-      plugins: plugins ?? defaultPlugins<Plugin>(),
+      plugins: packagePlugins(plugins),
       ...(own.jobFactory ? { jobFactory: own.jobFactory } : {}),
       serverConfig,
     });

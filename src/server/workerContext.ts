@@ -34,7 +34,8 @@ export interface LauncherHooks {
   logger?: Logger;
   /**
    * Features, in chain order (src/plugins.ts `builtinPlugins()` for all built-in ones). Default: the
-   * process's default list (client/defaultPlugins.ts); `[]`: plain Sidekiq OSS behaviour.
+   * list the process set at boot (client/defaultPlugins.ts), else none; the entry points pass theirs.
+   * `[]`: plain Sidekiq OSS behaviour.
    */
   plugins?: readonly Plugin[];
   /** Builds job instances (dependency injection); default `new Class()`. */
@@ -80,7 +81,7 @@ export function buildWorkerContext(
   // An app's logger gets the job's fields on the lines logged inside a job (tsq's own has them).
   const logger = withJobFields(hooks.logger ?? rootLogger());
   watchConnection(redis, logger, isStopping);
-  const plugins = hooks.plugins ?? defaultPlugins<Plugin>();
+  const plugins = hooks.plugins ?? defaultPlugins<Plugin>() ?? [];
   const client = new Client({
     redis,
     plugins,

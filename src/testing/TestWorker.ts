@@ -8,8 +8,8 @@
  *   await tw.stop();                         // worker, connections and redis-server gone
  */
 import { Worker, type WorkerConfig } from "../library/Worker.js";
-import { Client } from "../client/Client.js";
-import { configureClient, defaultClient } from "../client/defaultClient.js";
+import { Client, configureClient } from "../library/Client.js";
+import { defaultClient } from "../client/defaultClient.js";
 import { queueKey, SCHEDULE } from "../wire/keys.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import { sleep } from "../platform/util/sleep.js";
@@ -101,7 +101,7 @@ export async function startTestWorker(config: TestWorkerConfig): Promise<TestWor
           await worker.stop({ timeout });
         } finally {
           // The default client goes back to a fresh one (REDIS_URL), keeping tsq/testing's mode.
-          if (useAsDefaultClient && defaultClient() === client) configureClient(new Client({ lazyConnect: true }));
+          if (useAsDefaultClient && defaultClient() === client) configureClient();
           await client.close();
           await server.stop();
         }

@@ -8,9 +8,13 @@
  *   disable();                      // the default: pushes go to Redis
  *
  * The mode belongs to one controller, installed on the default client (the one `HardJob.performAsync`
- * uses) by the first switch; it stays when `configureClient` replaces that client.
+ * uses) by the first switch; it stays when `configureClient` replaces that client. A switch with no
+ * default client configured yet configures one (`configureClient()`: every built-in feature, connected
+ * only if a push reaches Redis), as the app would at boot.
  */
-import { defaultClient } from "../client/defaultClient.js";
+import type { Client } from "../client/Client.js";
+import { defaultClient, hasDefaultClient } from "../client/defaultClient.js";
+import { configureClient } from "../library/Client.js";
 import type { JobPayload } from "../wire/payload.js";
 import { TestMode, type TestModeName, type TestModeOptions } from "./TestMode.js";
 import type { ProgressReport } from "./runJob.js";
@@ -24,19 +28,24 @@ export type { ProgressReport } from "./runJob.js";
 /** The one controller of this module. */
 const controller = new TestMode();
 
+/** The default client the mode is installed on: configured here when the app has not yet. */
+function testedClient(): Client {
+  return hasDefaultClient() ? defaultClient() : configureClient();
+}
+
 /** Pushes are held in memory per class until drained or cleared; nothing reaches Redis. */
 export function fake(options?: TestModeOptions): void {
-  controller.switch("fake", defaultClient(), options);
+  controller.switch("fake", testedClient(), options);
 }
 
 /** `performAsync` (and performIn/performAt) runs `perform` at once and resolves when it has ended. */
 export function inline(options?: TestModeOptions): void {
-  controller.switch("inline", defaultClient(), options);
+  controller.switch("inline", testedClient(), options);
 }
 
 /** Pushes go to Redis again (the default). Jobs held by fake mode stay until cleared. */
 export function disable(): void {
-  controller.switch("disable", defaultClient());
+  controller.switch("disable", testedClient());
 }
 
 /** The mode now: "fake", "inline" or "disable". */

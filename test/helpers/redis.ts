@@ -14,9 +14,10 @@ import { useDefaultPlugins } from "../../src/client/defaultPlugins.js";
 import { builtinPlugins } from "../../src/plugins.js";
 import { pluginsFromEnv } from "../../src/cli/pluginsFromEnv.js";
 
-// As importing the package does: every Client and worker a test builds has the built-in features unless
-// it names its own list (`plugins: []` for plain Sidekiq OSS behaviour). TSQ_PLUGINS=none runs a suite
-// as a fleet without any feature (the interop suite runs so in CI), as it does for the CLI.
+// Set at the test process's boot, as an app sets its defaults: every Client and worker a test builds
+// from the core classes has the built-in features unless it names its own list (`plugins: []` for
+// plain Sidekiq OSS behaviour). TSQ_PLUGINS=none runs a suite as a fleet without any feature, as it
+// does for the CLI.
 useDefaultPlugins(pluginsFromEnv(builtinPlugins()));
 
 // Anything that falls back to REDIS_URL by mistake (a client built before the private server is up)

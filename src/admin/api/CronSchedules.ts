@@ -8,7 +8,9 @@
  * run is computed from the expression and zone when listing (null while disabled), so it is right even
  * while no leader runs.
  */
-import { Client, type PushItem } from "../../client/Client.js";
+import type { PushItem } from "../../client/Client.js";
+// The package's Client: a push runs every built-in feature, whatever else the process imported.
+import { Client } from "../../library/Client.js";
 import { CronStore, type StoredSchedule } from "../../features/cron/CronStore.js";
 import { SidekiqCronStore, type SidekiqCronSchedule } from "../../features/cron/SidekiqCronStore.js";
 import { localTimeZone, nextTick } from "../../features/cron/expression.js";

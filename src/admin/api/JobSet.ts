@@ -8,7 +8,8 @@
  * never enqueues a job twice.
  */
 import type { Redis } from "ioredis";
-import { Client } from "../../client/Client.js";
+// The package's Client: a re-push runs every built-in feature, whatever else the process imported.
+import { Client } from "../../library/Client.js";
 import { DEFAULTS } from "../../platform/config/defaults.js";
 import { InvalidPayloadError } from "../../wire/errors.js";
 import type { JobSetName } from "../../wire/keys.js";

@@ -7,7 +7,9 @@
 import { shardMap, type ShardFlags } from "./shards.js";
 import { DEFAULT_SHARD } from "../../platform/shards/ShardMap.js";
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { Client, EPOCH_THRESHOLD, type PushItem } from "../../client/Client.js";
+import { EPOCH_THRESHOLD, type PushItem } from "../../client/Client.js";
+// The package's Client: a push runs every built-in feature (a limited class is admitted, a duplicate dropped).
+import { Client } from "../../library/Client.js";
 import { verifyStrictArgs } from "../../client/strictArgs.js";
 import { nowSeconds } from "../../wire/timestamps.js";
 import { RedisUnreachableError } from "../../wire/errors.js";
