@@ -9,10 +9,11 @@
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
-import { Client } from "../../src/client/Client.js";
+import { Client } from "../../src/library/Client.js"; // every built-in feature, as an app's
 import { Batch } from "../../src/features/flow/batches/index.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
+import { builtinPlugins } from "../../src/plugins.js";
 import { configureLogger } from "../../src/platform/logger.js";
 import {
   cleanupAll,
@@ -55,7 +56,10 @@ async function push(client: Client, member: boolean): Promise<{ us: number; bid?
 async function drain(url: string, client: Client, bid: string | undefined): Promise<number> {
   const registry = new Registry();
   registry.register(NoopBenchJob);
-  const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, { logger: pino({ level: "silent" }) });
+  const launcher = new Launcher(inProcessWorkerOptions(url, 10), registry, {
+    logger: pino({ level: "silent" }),
+    plugins: builtinPlugins(), // batches among them, as the tsq CLI runs them
+  });
   const expected = JOBS + (bid === undefined ? 0 : 1); // the success callback is a job too
   let done = 0;
   const finished = new Promise<void>((resolve) =>

@@ -11,7 +11,7 @@
 // until start vs unique until success (one HDEL each). Each cell is the median of the rounds, in µs of
 // wall time per push or per job.
 import { parseArgs } from "node:util";
-import { Client } from "../../src/client/Client.js";
+import { Client } from "../../src/library/Client.js"; // every built-in feature, as an app's
 import { configureLogger } from "../../src/platform/logger.js";
 import { jobCost, pushCost } from "./lockCost.js";
 import { cleanupAll, IN_FLIGHT, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";

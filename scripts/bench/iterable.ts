@@ -11,11 +11,12 @@
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
-import { Client } from "../../src/client/Client.js";
+import { Client } from "../../src/library/Client.js"; // every built-in feature, as an app's
 import { IterableJob } from "../../src/features/iterable/IterableJob.js";
 import { rangeEnumerator } from "../../src/features/iterable/enumerators.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
+import { builtinPlugins } from "../../src/plugins.js";
 import { configureLogger } from "../../src/platform/logger.js";
 import {
   cleanupAll,
@@ -71,6 +72,7 @@ async function drain(url: string, client: Client, klass: { name: string }, argsL
   registry.register(klass as never);
   const launcher = new Launcher(inProcessWorkerOptions(url, CONCURRENCY), registry, {
     logger: pino({ level: "silent" }),
+    plugins: builtinPlugins(), // as the tsq CLI runs them
   });
   finished = 0;
   target = argsList.length;

@@ -11,7 +11,7 @@
 // No-op jobs, so the numbers are the overhead alone. Each cell is the median of the rounds, in µs of wall
 // time per push or per job.
 import { parseArgs } from "node:util";
-import { Client } from "../../src/client/Client.js";
+import { Client } from "../../src/library/Client.js"; // every built-in feature, as an app's
 import { configureLogger } from "../../src/platform/logger.js";
 import { performance } from "node:perf_hooks";
 import { cleanupAll, inFlight, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";

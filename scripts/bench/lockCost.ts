@@ -6,6 +6,7 @@ import { pino } from "pino";
 import type { Client } from "../../src/client/Client.js";
 import { Launcher } from "../../src/server/Launcher.js";
 import { Registry } from "../../src/server/Registry.js";
+import { builtinPlugins } from "../../src/plugins.js";
 import { inFlight, inProcessWorkerOptions } from "./lib.js";
 
 export type Klass = { name: string };
@@ -53,6 +54,7 @@ export async function drainCost(
   registry.register(klass as never);
   const launcher = new Launcher(inProcessWorkerOptions(url, concurrency), registry, {
     logger: pino({ level: "silent" }),
+    plugins: builtinPlugins(), // the features whose cost is measured, as the tsq CLI runs them
   });
   let ended = 0;
   const done =

@@ -9,7 +9,7 @@
 // `Limiter.concurrent(...).withinLimit` (lock-acquire-2.lua, then HDEL). No-op jobs, so the numbers are
 // the overhead alone: µs of wall time per job and jobs/s, the median of the rounds.
 import { parseArgs } from "node:util";
-import { Client } from "../../src/client/Client.js";
+import { Client } from "../../src/library/Client.js"; // every built-in feature, as an app's
 import { configureLogger } from "../../src/platform/logger.js";
 import { Limiter } from "../../src/features/locks/enterprise-rate-limits/index.js";
 import { cleanupAll, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";

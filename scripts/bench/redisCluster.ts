@@ -23,7 +23,7 @@ import { parseArgs } from "node:util";
 import { spawnSync } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { Redis } from "ioredis";
-import { Client } from "../../src/client/Client.js";
+import { Client } from "../../src/library/Client.js"; // every built-in feature, as an app's
 import {
   cleanupAll,
   freePort,

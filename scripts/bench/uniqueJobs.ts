@@ -9,7 +9,7 @@
 // until_executed (HEXISTS at start + suj-unlock-6.lua at the end), while_executing (run lock taken and
 // released around each run). Each cell is the median of the rounds.
 import { parseArgs } from "node:util";
-import { Client } from "../../src/client/Client.js";
+import { Client } from "../../src/library/Client.js"; // every built-in feature, as an app's
 import { configureLogger } from "../../src/platform/logger.js";
 import { jobCost, pushCost } from "./lockCost.js";
 import { cleanupAll, IN_FLIGHT, installCleanupHandlers, medianOf, messageOf, startRedis, table } from "./lib.js";
