@@ -55,7 +55,7 @@ export class Processor {
     this.fallback = new FailureFallback(ctx);
     const of = <K extends keyof ServerHooks>(kind: K) =>
       ctx.hooks.flatMap((hook) => {
-        const fn = hook[kind];
+        const fn: unknown = hook[kind];
         return typeof fn === "function" ? [(fn as (...args: never[]) => unknown).bind(hook)] : [];
       }) as unknown as NonNullable<ServerHooks[K]>[];
     this.intercepts = of("intercept");

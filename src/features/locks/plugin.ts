@@ -11,7 +11,7 @@ export const lockRelease = definePlugin({
   locks: { release: (redis, stored) => releaseLocksOf(redis, stored) },
   server() {
     return {
-      keepLocksForRetry: (redis, job, retryAt) => keepLocksForRetry(redis as never, job, retryAt),
+      keepLocksForRetry: (redis, job, retryAt) => keepLocksForRetry(redis, job, retryAt),
     };
   },
 });
