@@ -172,8 +172,7 @@ export class Processor {
     const acknowledged = unit.acknowledge();
     if (acknowledged) await acknowledged;
     if (held) await Promise.all(held);
-    if (outcome.status === "done")
-      lines.done(round(outcome.durationSeconds * 1000));
+    if (outcome.status === "done") lines.done(round(outcome.durationSeconds * 1000));
     events.emit("end", job, unit.queue, outcome);
   }
 
