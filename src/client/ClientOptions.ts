@@ -97,4 +97,30 @@ export function refuseUnknownClientSettings(options: ClientOptions): void {
   if (options === null || typeof options !== "object" || Array.isArray(options))
     throw new ArgumentError("new Client(options): options must be an object");
   refuseUnknownSettings("Client", options, KNOWN);
+  const { redis } = options as { redis?: unknown };
+  // `{ url }` or a config block is a common first guess; it would fail later as "defineCommand is not
+  // a function" or hang, far from the mistake.
+  if (redis !== undefined && typeof redis !== "string" && !isConnection(redis))
+    throw new ArgumentError(
+      `new Client(options): \`redis\` must be a Redis URL (a string such as "redis://127.0.0.1:6379/0") ` +
+        `or an ioredis connection; got ${describeValue(redis)}` +
+        (typeof redis === "object" && redis !== null && "url" in redis ? ': write `redis: "<url>"`' : ""),
+    );
+}
+
+/** An ioredis Redis or Cluster (or a connection that answers commands as one). */
+function isConnection(value: unknown): boolean {
+  return typeof (value as { sendCommand?: unknown } | null)?.sendCommand === "function";
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object")
+    return `an object with ${
+      Object.keys(value)
+        .map((key) => `\`${key}\``)
+        .join(", ") || "no keys"
+    }`;
+  return `a ${typeof value}`;
 }

@@ -53,6 +53,23 @@ test("new Client refuses an unknown setting by name", () => {
   );
 });
 
+test("new Client refuses a `redis` that is neither a URL nor a connection, saying what to write", () => {
+  assert.throws(
+    () => new Client({ redis: { url: handle.url } } as object),
+    /^ArgumentError: new Client\(options\): `redis` must be a Redis URL .* got an object with `url`: write `redis: "<url>"`$/,
+  );
+  for (const [redis, got] of [
+    [6379, "a number"],
+    [null, "null"],
+    [[handle.url], "an array"],
+    [{ host: "127.0.0.1", port: 6379 }, "an object with `host`, `port`"],
+  ] as const)
+    assert.throws(
+      () => new Client({ redis } as object),
+      (error: Error) => error.message.endsWith(`got ${got}`),
+    );
+});
+
 test("a job option near a known one is refused when its class is registered, with the option it is near", () => {
   class Misrouted extends Job {
     // Compiles: the valid `retry` defeats TypeScript's weak-type check on an unannotated literal.
