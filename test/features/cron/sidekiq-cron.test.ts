@@ -219,7 +219,12 @@ test("a 2-process tsq fleet enqueues each tick of a per-second schedule once, ac
   const members = await redis.redis.zrange("cron_job:every_second:enqueued", 0, -1);
   const claimed = members.filter((iso) => !markedAtSave.has(iso)).map((iso) => Date.parse(iso) / 1000);
   const jobs = await jobsIn("ticks");
-  assert.equal(jobs.length, claimed.length, "one job per claimed tick");
+  // A child SIGKILLed between its claim (the ZADD) and its push loses that one tick, as a Ruby process
+  // would (SidekiqCronPoller.ts): at most one claimed tick without a job, and never a job more.
+  assert.ok(
+    jobs.length <= claimed.length && jobs.length >= claimed.length - 1,
+    `one job per claimed tick, but the one the kill may have cut: ${jobs.length} jobs, ${claimed.length} claimed`,
+  );
   for (let tick = start; tick <= end - 2; tick++) {
     assert.ok(claimed.includes(tick), `tick ${tick} enqueued (claimed: ${claimed.join(", ")})`);
   }
