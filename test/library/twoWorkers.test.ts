@@ -16,16 +16,9 @@ import { pausedQueuesFor } from "../../src/server/fetch/PausedQueues.js";
 import { limiterFor } from "../../src/features/locks/gitlab-concurrency-limits/plugin.js";
 import { parsePayload, type JobPayload } from "../../src/wire/payload.js";
 import type { Next } from "../../src/platform/Chain.js";
+import { eventually } from "../helpers/tsqProcess.js";
 
 const handle = useRedis();
-
-async function until(check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const ran: string[] = [];
 
@@ -109,7 +102,12 @@ test("two workers in one process: their own plug-ins, routing and class of the s
   await Promise.all([a.start(), b.start()]);
   const followUps = async (queue: string) =>
     (await handle.redis.lrange(`queue:${queue}`, 0, -1)).map((json) => parsePayload(json));
-  await until(async () => (await followUps("after_a")).length === 1 && (await followUps("after_b")).length === 2);
+  await eventually(
+    async () => (await followUps("after_a")).length === 1 && (await followUps("after_b")).length === 2,
+    20_000,
+    "each worker's follow-ups in its routed queue",
+    20,
+  );
 
   assert.deepEqual(ran.sort(), ["A 1", "B 2", "B 3"], "each worker ran its own class of the name");
   assert.deepEqual(seenA, ["run SameJob as SameJobA", "push FollowUpJob as FollowUpJob"]);
