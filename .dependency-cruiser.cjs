@@ -52,10 +52,19 @@ module.exports = {
     },
     {
       name: "plugins-list-only-from-entry-points",
-      comment: "src/plugins.ts imports every feature; only entry points and tests may pull it in.",
+      comment:
+        "src/plugins.ts imports every feature; only entry points, the package's default list (src/packagePlugins.ts) and tests may pull it in.",
       severity: "error",
-      from: { pathNot: "^(src/cli/|src/index\\.ts$|src/library/|test/)" },
+      from: { pathNot: "^(src/cli/|src/index\\.ts$|src/library/|src/packagePlugins\\.ts$|test/)" },
       to: { path: "^src/plugins\\.ts$" },
+    },
+    {
+      name: "package-list-only-above-features",
+      comment:
+        "src/packagePlugins.ts brings every feature: the admin tools and the entry points use it, never the core.",
+      severity: "error",
+      from: { path: "^src/(wire|platform|client|server|cluster|features|metrics|options)/" },
+      to: { path: "^src/packagePlugins\\.ts$" },
     },
     {
       name: "job-path-never-imports-admin",

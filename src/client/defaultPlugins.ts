@@ -3,7 +3,7 @@
  * its options name none: none, unless the process set a list at boot with `useDefaultPlugins` (tsq's
  * own tests do, from TSQ_PLUGINS). Importing the package sets nothing: the package's `Client`,
  * `Worker`, `Cluster` and `configureClient` fall back to every built-in feature themselves
- * (src/library/packagePlugins.ts). A Client or worker given `plugins` (even `[]`) ignores it.
+ * (src/packagePlugins.ts). A Client or worker given `plugins` (even `[]`) ignores it.
  */
 import type { ClientPlugin } from "./plugin.js";
 

@@ -8,7 +8,7 @@
  */
 import { Client as CoreClient, type ClientOptions } from "../client/Client.js";
 import { configureClient as setDefaultClient } from "../client/defaultClient.js";
-import { packagePlugins } from "./packagePlugins.js";
+import { packagePlugins } from "../packagePlugins.js";
 
 export class Client extends CoreClient {
   constructor(options: ClientOptions = {}) {

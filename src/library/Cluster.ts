@@ -12,7 +12,7 @@
  * and its events are global), so a second concurrent start() is refused (src/cluster/primary.ts).
  */
 import { EventEmitter } from "node:events";
-import { packagePlugins } from "./packagePlugins.js";
+import { packagePlugins } from "../packagePlugins.js";
 import { releaseLocksWith, type Plugin } from "../server/plugin.js";
 import { logger as rootLogger, type Logger } from "../platform/logger.js";
 import { connect, redactUrl, type TsqRedis } from "../platform/redis/connection.js";

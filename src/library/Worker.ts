@@ -16,7 +16,7 @@ import { EventEmitter } from "node:events";
 import { adoptLogger, logger as rootLogger, type Logger } from "../platform/logger.js";
 import { ArgumentError } from "../wire/errors.js";
 import { MAX_TIMEOUT, showNumber } from "../platform/config/bounds.js";
-import { packagePlugins } from "./packagePlugins.js";
+import { packagePlugins } from "../packagePlugins.js";
 import { RegisteredServerConfig, serverConfig as appServerConfig } from "../server/serverConfig.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";

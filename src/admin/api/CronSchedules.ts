@@ -8,9 +8,9 @@
  * run is computed from the expression and zone when listing (null while disabled), so it is right even
  * while no leader runs.
  */
-import type { PushItem } from "../../client/Client.js";
+import { Client, type PushItem } from "../../client/Client.js";
 // The package's Client: a push runs every built-in feature, whatever else the process imported.
-import { Client } from "../../library/Client.js";
+import { packagePlugins } from "../../packagePlugins.js";
 import { CronStore, type StoredSchedule } from "../../features/cron/CronStore.js";
 import { SidekiqCronStore, type SidekiqCronSchedule } from "../../features/cron/SidekiqCronStore.js";
 import { localTimeZone, nextTick } from "../../features/cron/expression.js";
@@ -123,7 +123,7 @@ export class CronSchedules {
   /** Pushes the schedule's job now (its ticks go on as before) and records the run; resolves to the jid. */
   async enqueue(name: string, scheduler?: Scheduler): Promise<string | null> {
     const found = await this.find(name, scheduler);
-    const client = new Client({ redis: this.redis });
+    const client = new Client({ redis: this.redis, plugins: packagePlugins() });
     if (found.scheduler === "sidekiq-cron") {
       const now = Date.now() / 1000;
       const jid = await pushSidekiqCron(found.schedule, client, undefined, now);

@@ -9,7 +9,8 @@
  */
 import type { Redis } from "ioredis";
 // The package's Client: a re-push runs every built-in feature, whatever else the process imported.
-import { Client } from "../../library/Client.js";
+import { Client } from "../../client/Client.js";
+import { packagePlugins } from "../../packagePlugins.js";
 import { DEFAULTS } from "../../platform/config/defaults.js";
 import { InvalidPayloadError } from "../../wire/errors.js";
 import type { JobSetName } from "../../wire/keys.js";
@@ -375,6 +376,6 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
   }
 
   private client(): Client {
-    return this.options.client ?? (this.ownClient ??= new Client({ redis: this.redis }));
+    return this.options.client ?? (this.ownClient ??= new Client({ redis: this.redis, plugins: packagePlugins() }));
   }
 }

@@ -7,9 +7,9 @@
 import { shardMap, type ShardFlags } from "./shards.js";
 import { DEFAULT_SHARD } from "../../platform/shards/ShardMap.js";
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { EPOCH_THRESHOLD, type PushItem } from "../../client/Client.js";
+import { Client, EPOCH_THRESHOLD, type PushItem } from "../../client/Client.js";
 // The package's Client: a push runs every built-in feature (a limited class is admitted, a duplicate dropped).
-import { Client } from "../../library/Client.js";
+import { packagePlugins } from "../../packagePlugins.js";
 import { verifyStrictArgs } from "../../client/strictArgs.js";
 import { nowSeconds } from "../../wire/timestamps.js";
 import { RedisUnreachableError } from "../../wire/errors.js";
@@ -120,6 +120,7 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
     // The queue's shard is opened by the client: the same deadline, and an error naming that shard.
     const client = new Client({
       redis,
+      plugins: packagePlugins(),
       router,
       commandTimeoutMs: CONNECT_TIMEOUT_MS,
       connectTimeout: CONNECT_TIMEOUT_MS / 1000,

@@ -3,9 +3,9 @@
  * process set at boot (client/defaultPlugins.ts), else every built-in feature (src/plugins.ts). Read
  * when each is built, so importing the package changes nothing.
  */
-import { defaultPlugins } from "../client/defaultPlugins.js";
-import { builtinPlugins } from "../plugins.js";
-import type { Plugin } from "../server/plugin.js";
+import { defaultPlugins } from "./client/defaultPlugins.js";
+import { builtinPlugins } from "./plugins.js";
+import type { Plugin } from "./server/plugin.js";
 
 export function packagePlugins(given?: readonly Plugin[]): readonly Plugin[] {
   return given ?? defaultPlugins<Plugin>() ?? builtinPlugins();
