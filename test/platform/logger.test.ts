@@ -63,6 +63,7 @@ test("a job's start and done lines through jobLines are byte for byte pino's, re
     { jid: "a1", class: "PlainJob", queue: "default" },
     { jid: "a2", class: 'Quo"ted\\Job', queue: "tab\there", correlation_id: "req-pw-for-lines-test-1" },
     { jid: "a3", class: "Long".repeat(40), queue: "é-ü-日本-😀\u2028</script>" },
+    { jid: "a4", class: "Nul\u0000Del\u007fJob", queue: "\u001f" },
   ];
   for (const log of contexts) {
     await withJobScope({ log, logger: root }, async () => {
@@ -75,7 +76,7 @@ test("a job's start and done lines through jobLines are byte for byte pino's, re
       root.info({ elapsed_ms: NaN, status: "done" }, "done");
     });
   }
-  assert.equal(raw.length, 18);
+  assert.equal(raw.length, 24);
   const timeless = raw.map((line) => line.replace(/"time":\d+/, ""));
   for (let i = 0; i < timeless.length; i += 2) assert.equal(timeless[i], timeless[i + 1]);
   assert.ok(
