@@ -30,7 +30,7 @@ import { defaultPlugins } from "./defaultPlugins.js";
 import { clientEventBus, type ClientEventBus } from "./events.js";
 import type { ClientHooks, ClientMiddlewareArgs, ClientPlugin, PreparedJob, PushDiversion } from "./plugin.js";
 import { refuseUnknownClientSettings, type ClientOptions } from "./ClientOptions.js";
-import { rememberJobOptionsOf } from "./jobOptionKeys.js";
+import { JobOptionKeys } from "./jobOptionKeys.js";
 import { attachJobClass, type JobClassLookup } from "./jobClasses.js";
 
 export type { ClientMiddlewareArgs, PreparedJob } from "./plugin.js";
@@ -54,6 +54,8 @@ export class Client {
   readonly events: ClientEventBus = clientEventBus();
   private readonly hooks: readonly ClientHooks[];
   private readonly plugins: readonly ClientPlugin[];
+  /** The job options this client's plug-ins and the core know: a near miss of one is refused at push. */
+  readonly optionKeys: JobOptionKeys;
   /** The connection of the home shard (the only one without `shards`). */
   readonly redis: TsqRedis;
   private readonly writers: ShardWriters;
@@ -78,7 +80,7 @@ export class Client {
     refuseUnknownClientSettings(options);
     this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
     this.plugins = options.plugins ?? defaultPlugins() ?? [];
-    rememberJobOptionsOf(this.plugins);
+    this.optionKeys = new JobOptionKeys(this.plugins);
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
     this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings, events: this.events }) ?? []);
     this.holdsWrites = this.hooks.some((hook) => hook.writePath);
@@ -234,7 +236,7 @@ export class Client {
   }
 
   private normalize(item: PushItem): JobPayload {
-    const job = normalizeItem(item, this.router ?? currentRouter(), this.timestampFormat);
+    const job = normalizeItem(item, this.router ?? currentRouter(), this.timestampFormat, this.optionKeys);
     // A push by name: its class, when this client's worker registered one of that name.
     if (typeof item.class === "string" && this.jobClasses) attachJobClass(job, this.jobClasses(job.class));
     for (const hook of this.hooks) hook.stamp?.(job, item.class);

@@ -14,7 +14,6 @@ import { ArgumentError } from "../wire/errors.js";
 import type { Client } from "./Client.js";
 import { EPOCH_THRESHOLD } from "./Client.js";
 import { defaultClient, hasDefaultClient } from "./defaultClient.js";
-import { jobOptionTypo } from "./jobOptionKeys.js";
 import { jobNameOf, wireOptions, type JobClassLike, type JobOptions } from "./options.js";
 import { nowSeconds } from "../wire/timestamps.js";
 import type { JobPayload } from "../wire/payload.js";
@@ -96,7 +95,7 @@ export class Setter<C extends JobClass> {
 
   private wire(): Record<string, unknown> {
     const { wait: _w, waitUntil: _u, client: _c, ...jobOptions } = this.options;
-    const typo = jobOptionTypo(jobNameOf(this.klass), jobOptions, "set({...})");
+    const typo = this.client().optionKeys.typo(jobNameOf(this.klass), jobOptions, "set({...})");
     if (typo) throw new ArgumentError(typo);
     return { ...wireOptions(this.klass.options), ...wireOptions(jobOptions) };
   }

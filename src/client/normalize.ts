@@ -8,7 +8,7 @@ import { inheritSource, newJid, type JobPayload } from "../wire/payload.js";
 import { nowStamp, type TimestampFormat } from "../wire/timestamps.js";
 import { attributeFields, type WorkerRouter } from "../platform/attributes/WorkerRouter.js";
 import { attachJobClass } from "./jobClasses.js";
-import { jobOptionTypo } from "./jobOptionKeys.js";
+import type { JobOptionKeys } from "./jobOptionKeys.js";
 import { jobNameOf, wireOptions, type JobClassLike } from "./options.js";
 import type { PushItem } from "./options.js";
 
@@ -17,7 +17,12 @@ const JOB_DEFAULTS = { retry: true, queue: "default" } as const;
 export const EPOCH_THRESHOLD = 1_000_000_000;
 
 /** Validates a push item and fills in Sidekiq's defaults (`normalize_item`). */
-export function normalizeItem(item: PushItem, router: WorkerRouter, format: TimestampFormat): JobPayload {
+export function normalizeItem(
+  item: PushItem,
+  router: WorkerRouter,
+  format: TimestampFormat,
+  optionKeys: JobOptionKeys,
+): JobPayload {
   if (item === null || typeof item !== "object") throw new ArgumentError("push: expected a job object");
   const { class: klass, ...given } = item;
   // A field set to undefined (`{ queue: opts.queue }`) means "not given", as it would in JSON.
@@ -29,7 +34,7 @@ export function normalizeItem(item: PushItem, router: WorkerRouter, format: Time
   if (className === "") throw new ArgumentError('push: "class" must not be empty');
   if (!Array.isArray(fields.args)) throw new ArgumentError(`push: args for ${className} must be an array`);
   const options = typeof klass === "string" ? undefined : (klass as JobClassLike).options;
-  const typo = jobOptionTypo(className, options, "static options");
+  const typo = optionKeys.typo(className, options, "static options");
   if (typo) throw new ArgumentError(typo);
   const classOptions = wireOptions(options);
   // Worker attributes (routed queue, job version) sit below the class's options and the push's fields.

@@ -25,7 +25,6 @@ import type { EndStatus } from "../server/hooks.js";
 import { displayClass } from "../wire/payload.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { checkDuration } from "../platform/util/longTimer.js";
-import { rememberJobOptionsOf } from "../client/jobOptionKeys.js";
 import { jobClassesOf, refuseUnknownWorkerSettings, workerOptionsOf, type WorkerConfig } from "./workerConfig.js";
 
 export type { WorkerConfig } from "./workerConfig.js";
@@ -100,7 +99,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
       throw new TypeError("new Worker(config): config must be an object");
     refuseUnknownWorkerSettings(config);
     const plugins = packagePlugins(config.plugins);
-    rememberJobOptionsOf(plugins); // their options are known to the registry's check
     this.startTimeoutMs = startTimeoutMs(config.startTimeout);
     const registry = new Registry();
     for (const klass of jobClassesOf(config.jobs)) registry.register(klass);

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../wire/errors.js";
 import type { JobOptions } from "../client/options.js";
-import { jobOptionTypo } from "../client/jobOptionKeys.js";
+import type { JobOptionKeys } from "../client/jobOptionKeys.js";
 import { workerAttributes, type WorkerAttributes } from "../platform/attributes/attributes.js";
 
 /** What a job class builds: anything with a `perform` method. */
@@ -47,10 +47,16 @@ export class Registry {
     // Checked here, at startup: a bad attribute (memory-bound + high urgency, a typo) names the class now,
     // not at its first push.
     workerAttributes(klass, name);
-    const typo = jobOptionTypo(name, klass.options, "static options");
-    if (typo) throw new ConfigError(typo);
     this.classes.set(name, klass);
     return name;
+  }
+
+  /** Refuses the first class whose options hold a near miss of an option `keys` knows (a worker's plug-ins'). */
+  checkOptions(keys: JobOptionKeys): void {
+    for (const [name, klass] of this.classes) {
+      const typo = keys.typo(name, klass.options, "static options");
+      if (typo) throw new ConfigError(typo);
+    }
   }
 
   /** Imports a job module and registers every export whose prototype has `perform`. */

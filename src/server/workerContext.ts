@@ -3,6 +3,7 @@
  * list order, then the app's middleware and death handlers. The Launcher builds one per worker and runs
  * its lifecycle.
  */
+import { JobOptionKeys } from "../client/jobOptionKeys.js";
 import { EventEmitter } from "node:events";
 import { Client } from "../client/Client.js";
 import { configureClient } from "../client/defaultClient.js";
@@ -76,12 +77,14 @@ export function buildWorkerContext(
   // Jobs that enqueue jobs route them by this worker's rules (`routing_rules`); without any, by the
   // app's (`configureRouting`), as its other pushes are. Parsed first: a bad rule opens no connection.
   const router = options.routingRules.length > 0 ? new WorkerRouter(options.routingRules) : undefined;
+  const plugins = hooks.plugins ?? defaultPlugins<Plugin>() ?? [];
+  // The classes' options against this worker's own plug-ins, before any connection opens.
+  registry.checkOptions(new JobOptionKeys(plugins));
   const { identity, hostname } = newIdentity();
   const redis = connections.open("tsq");
   // An app's logger gets the job's fields on the lines logged inside a job (tsq's own has them).
   const logger = withJobFields(hooks.logger ?? rootLogger());
   watchConnection(redis, logger, isStopping);
-  const plugins = hooks.plugins ?? defaultPlugins<Plugin>() ?? [];
   const client = new Client({
     redis,
     plugins,

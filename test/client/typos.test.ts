@@ -135,3 +135,21 @@ test("at push, a near-miss job option is refused and nothing is written; custom 
   assert.equal(payload.retry_queue, "low");
   assert.equal(payload.id, 7);
 });
+
+test("each client knows its own plug-ins' job options: another client's list changes nothing", async (t) => {
+  const withFeatures = new Client({ redis: handle.url }); // every built-in feature: `uniqueFor` is known
+  const plain = new Client({ redis: handle.url, plugins: [] }); // Sidekiq OSS: `uniqueFr` is a custom option
+  t.after(() => Promise.all([withFeatures.close(), plain.close()]));
+  class NearUnique extends Job {
+    static override options = { queue: "near", uniqueFr: 60 };
+    perform() {}
+  }
+  await assert.rejects(
+    withFeatures.push({ class: NearUnique, args: [] }),
+    /NearUnique: unknown job option `uniqueFr` in static options \(did you mean `uniqueFor`\?\)/,
+  );
+  // Built after the client above: a process-wide union of known options would refuse it here too.
+  await plain.push({ class: NearUnique, args: [] });
+  const [stored] = await handle.redis.lrange("queue:near", 0, -1);
+  assert.equal((JSON.parse(stored!) as Record<string, unknown>).unique_fr, 60);
+});

@@ -135,7 +135,7 @@ async function push(className: string, jsonArgs: string, flags: PushFlags, io: C
       // answering), or RedisUnreachableError when no connection came up in time (nothing listening).
       const refused = error instanceof RedisUnreachableError;
       if (!map?.sharded || !(refused || isUnreachable(error))) throw error;
-      const shard = map.shardOf(normalizeItem(item, router ?? currentRouter(), "seconds").queue);
+      const shard = map.shardOf(normalizeItem(item, router ?? currentRouter(), "seconds", client.optionKeys).queue);
       const reason = refused ? (/^cannot reach Redis at \S+: (.*?) \(waited/.exec(error.message)?.[1] ?? "") : "";
       const seconds = CONNECT_TIMEOUT_MS / 1000;
       const why = refused
