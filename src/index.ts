@@ -5,13 +5,19 @@
  * behind `performAsync` is the one the app sets at boot with `configureClient()`.
  */
 // What the features merge into JobOptions and Job (`uniqueFor`, `lock`, `expiresIn`, `result`,
-// `this.progress`, `this.batch`, `this.workflow`, `this.activeJob`) reaches an app's types through these
-// bare imports: a declaration file keeps a bare import, not one used only for values (plugins.ts's).
-// A test (test/types/types.test.ts) checks that every plugin.ts with a `declare module` is here.
+// `this.progress`, `this.batch`, `this.workflow`, `this.activeJob`) and the events they add to a worker's
+// JobEvents and a Client's ClientEvents reach an app's types through these bare imports: a declaration
+// file keeps a bare import, not one used only for values (plugins.ts's). A test
+// (test/types/types.test.ts) checks that every plugin.ts with a `declare module` is here.
 import "./features/locks/enterprise-unique-jobs/plugin.js";
 import "./features/locks/sidekiq-unique-jobs/plugin.js";
+import "./features/locks/gitlab-deduplication/plugin.js";
+import "./features/locks/gitlab-concurrency-limits/plugin.js";
+import "./features/locks/enterprise-rate-limits/plugin.js";
+import "./features/flow/kill-switches/plugin.js";
 import "./features/flow/expiry/plugin.js";
 import "./features/flow/batches/plugin.js";
+import "./features/durable/plugin.js";
 import "./features/outcomes/plugin.js";
 import "./features/activejob/plugin.js";
 
@@ -46,7 +52,13 @@ export {
   type ResolvedClass,
   type StoredJobs,
   type JobEnd,
+  type JobEvents,
+  type PluginEvents,
+  type MetricsSeam,
+  type FeatureCounter,
+  type FeatureGauge,
 } from "./server/plugin.js";
+export type { ClientEvents } from "./client/events.js";
 export type { ServerContext } from "./server/context.js";
 export { luaScript, type LuaScript, type LuaSource } from "./platform/redis/luaScript.js";
 export type { WorkerOptions } from "./platform/config/options.js";

@@ -15,10 +15,16 @@ let current: Client | undefined;
 
 export function defaultClient(): Client {
   // A job enqueues through its own worker's client (the worker puts it in the job's scope).
-  const own = currentJobScope()?.client;
-  if (own instanceof Client) return own;
+  const own = jobClient();
+  if (own) return own;
   current ??= lazyDefault();
   return current;
+}
+
+/** The client of the worker running the current job; undefined outside a job. */
+export function jobClient(): Client | undefined {
+  const own = currentJobScope()?.client;
+  return own instanceof Client ? own : undefined;
 }
 
 /** True when a default client is set or was made (tsq/testing installs its mode on one it configures). */

@@ -4,18 +4,14 @@
  * its own client, through which its jobs push; an app listens on the clients it made.
  */
 import { EventEmitter } from "node:events";
-import type { JobPayload } from "../wire/payload.js";
 
-export interface ClientEvents {
-  /** A push was dropped as a duplicate: `holder` (a jid) already holds its deduplication lock. */
-  deduplicated: [job: JobPayload, queue: string, holder: string];
-  /** A push was refused: `holder` (a jid) holds its unique lock. */
-  uniqueRejected: [job: JobPayload, queue: string, holder: string];
-  /** A concurrency limit parked a pushed job (no slot free) or refused it (its parked list is full). */
-  limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
-  /** A batch callback fired ("complete", "success", "death" or "settled"). */
-  batchFired: [bid: string, event: string];
-}
+/**
+ * The events of a Client. The core emits none: each feature declares its own from its plugin.ts by
+ * augmenting this interface (`declare module "<path>/client/events.js" { interface ClientEvents { ... } }`)
+ * and names them in its plug-in's `emits.client` (server/plugin.ts).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- open for the features' augmentations
+export interface ClientEvents {}
 
 export type ClientEventBus = EventEmitter<ClientEvents>;
 

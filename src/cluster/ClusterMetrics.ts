@@ -30,6 +30,7 @@ import { processRssBytes } from "./HealthWatch.js";
 import { isFromChild, type ToChild } from "./ipc.js";
 import type { Child, RestartReason, Supervisor } from "./Supervisor.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
+import type { PluginMetrics } from "../server/hooks.js";
 import { PUSH_INTERVAL_MS } from "./ChildReporter.js";
 import { LabelCap, type CapLogger } from "../metrics/LabelCap.js";
 import { MergedSeries } from "../metrics/MergedSeries.js";
@@ -54,6 +55,8 @@ export interface ClusterMetricsOptions {
   /** Distinct values kept per `class` and `queue` label (metrics_max_label_values). */
   maxLabelValues: number;
   logger?: CapLogger;
+  /** The plug-ins the children run: their `gauges` are read from Redis here, once per scrape. */
+  plugins: readonly PluginMetrics[];
 }
 
 interface Known {
@@ -89,7 +92,9 @@ export class ClusterMetrics {
       options.plan.flatMap((p) => p.queues.map((q) => q.name)),
     );
     this.merged = new MergedSeries(this.cap);
-    this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map((redis) => new RedisGauges(redis, this.cap));
+    this.redisGauges = [options.redis, ...(options.otherShards ?? [])].map(
+      (redis) => new RedisGauges(redis, options.plugins, this.cap),
+    );
     this.restarts = new (promClient().Counter)({
       name: "tsq_cluster_child_restarts_total",
       help: "Children replaced, by group and reason (crash, memory, hang, rolling).",

@@ -8,6 +8,7 @@ import type { Supervisor } from "./Supervisor.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import type { Logger } from "../platform/logger.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
+import type { PluginMetrics } from "../server/hooks.js";
 import { MetricsServer } from "../metrics/MetricsServer.js";
 import { pinger, type MetricsHandle } from "../metrics/serve.js";
 import { ClusterMetrics } from "./ClusterMetrics.js";
@@ -21,13 +22,15 @@ export interface ClusterMetricsSettings {
   port: number;
   host: string;
   logger: Logger;
+  /** The plug-ins the children run, for their Redis gauges. */
+  plugins: readonly PluginMetrics[];
 }
 
 export async function startClusterMetrics(
   supervisor: Supervisor,
   settings: ClusterMetricsSettings,
 ): Promise<MetricsHandle | undefined> {
-  const { plan, worker, redis, port, host, logger, otherShards } = settings;
+  const { plan, worker, redis, port, host, logger, otherShards, plugins } = settings;
   if (port === 0) return undefined;
   const extraConcurrency = worker.capsules.slice(1).reduce((sum, c) => sum + c.concurrency, 0);
   const collector = new ClusterMetrics(supervisor, {
@@ -37,6 +40,7 @@ export async function startClusterMetrics(
     extraConcurrency,
     maxLabelValues: worker.metricsMaxLabelValues,
     logger,
+    plugins,
   });
   collector.start();
   const ping = pinger(redis);

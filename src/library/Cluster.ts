@@ -266,6 +266,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       port: options.metricsPort,
       host: options.metricsHost,
       logger,
+      plugins: this.plugins,
     });
     // The dashboard's 45 modules are loaded only when it is served.
     const web = options.webPort ? await (await import("./clusterWeb.js")).startClusterWeb(options, logger) : undefined;

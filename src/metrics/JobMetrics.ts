@@ -9,10 +9,10 @@
  * first values seen; the rest count as "other".
  */
 import type { ClientEventBus } from "../client/events.js";
-import { limiterWaits } from "../features/locks/enterprise-rate-limits/Limiter.js";
 import { promClient } from "./promClient.js";
 import { ChangedSamples } from "./ChangedSamples.js";
 import { LabelCap, type CapLogger } from "./LabelCap.js";
+import { FeatureMetrics } from "./FeatureMetrics.js";
 import { RunningJobs } from "./RunningJobs.js";
 import type { JobOutcome, ServerContext } from "../server/context.js";
 import { displayClass, type JobPayload } from "../wire/payload.js";
@@ -36,6 +36,8 @@ export interface JobMetricsOptions {
 type MetricsContext = Pick<ServerContext, "events" | "state" | "options"> & {
   /** The plug-ins' hooks: each `metrics` hook registers its own metrics in this registry. */
   hooks?: ServerContext["hooks"];
+  /** The worker's plug-ins: each `metrics` declares the feature's counters and gauges (FeatureMetrics). */
+  metered?: ServerContext["metered"];
   logger: CapLogger;
   /** The worker's client: its reliable push holds jobs while Redis is away; its events count pushes. */
   client?: { readonly bufferedJobs: number; readonly events: ClientEventBus };
@@ -82,46 +84,6 @@ export class JobMetrics {
     "tsq_jobs_failure_unrecorded_total",
     "Failed jobs whose failure could not be recorded (payload not serializable, Redis refused the write); requeued at the end of their queue, then buried.",
   );
-  private readonly deferred = new CounterFamily(
-    "tsq_jobs_deferred_total",
-    "Jobs re-scheduled instead of run because a kill switch defers their class (tsqctl defer).",
-  );
-  private readonly dropped = new CounterFamily(
-    "tsq_jobs_dropped_total",
-    "Jobs discarded without running because a kill switch drops their class (tsqctl drop).",
-  );
-  private readonly expired = new CounterFamily(
-    "tsq_jobs_expired_total",
-    "Jobs dropped without running because their expiresIn (expires_in) had passed (docs/flow-control.md).",
-  );
-  /** Counted where the push is dropped: in a worker, pushes from jobs and the poller's re-checks. */
-  private readonly deduplicated = new CounterFamily(
-    "tsq_jobs_deduplicated_total",
-    "Pushes of idempotent jobs dropped because the same job was already enqueued (docs/deduplication.md).",
-  );
-  /** Counted where the job parks: at push in the pushing process, at fetch in a worker. */
-  private readonly parked = new CounterFamily(
-    "tsq_jobs_parked_total",
-    "Jobs parked instead of run because their class's concurrency limit was reached or is paused (docs/concurrency-limits.md).",
-  );
-  private readonly limitRefused = new CounterFamily(
-    "tsq_jobs_concurrency_limit_refused_total",
-    "Jobs refused because their class's parked list was full (concurrency_limit_max_parked): pushes that failed, or jobs sent to retries.",
-  );
-  private readonly rateLimited = new CounterFamily(
-    "tsq_limited_jobs_total",
-    "Jobs a rate limit kept from running now: action parked (a class's static limit), refused (its key's parked list full) or rescheduled (OverLimit in perform) (docs/rate-limits.md).",
-  );
-  /** Counted where the push is refused, as deduplicated pushes are. */
-  private readonly uniqueRejected = new CounterFamily(
-    "tsq_jobs_unique_rejected_total",
-    "Pushes of unique jobs refused because another job held the lock (docs/unique-jobs.md).",
-  );
-  /** Counted in the process whose event fired the callback: each callback once across the fleet. */
-  private readonly batchCallbacks = new CounterFamily(
-    "tsq_batch_callbacks_total",
-    "Batch callbacks fired (pushed), by event: complete, success, death, settled (docs/batches.md).",
-  );
   private readonly suspended = new CounterFamily(
     "tsq_jobs_suspended_total",
     "Executions that paused their job instead of ending it, by why: sleeping, parked (durable jobs, back in schedule, holding no slot; docs/durable.md), interrupted (iterable jobs, requeued to resume).",
@@ -130,38 +92,18 @@ export class JobMetrics {
     "tsq_jobs_cancelled_total",
     "Jobs ended by cancel(jid) / tsqctl cancel while running or as they started; not retried (docs/durable.md).",
   );
-  private readonly timedOut = new CounterFamily(
-    "tsq_jobs_timed_out_total",
-    "Jobs failed because they ran past their timeout (static timeout or the push's timeout); retried per policy (docs/durable.md).",
-  );
-  private readonly abandoned = new CounterFamily(
-    "tsq_jobs_abandoned_total",
-    "Jobs whose promise was left running because they ignored their abort signal past the grace; their slot was freed (docs/durable.md).",
-  );
   /** queue → class → series. */
   private readonly byQueue = new Map<string, Map<string, ClassSeries>>();
   private readonly cap: LabelCap;
   private readonly running: RunningJobs;
+  /** The plug-ins' counters and listeners (each feature's metrics.ts). */
+  private readonly features: FeatureMetrics;
   /** Process metrics and the running gauge as last sent: they have no change flags of their own. */
   private readonly sent = new ChangedSamples();
   private readonly onStart = (job: JobPayload, queue: string) => this.started(job, queue);
   private readonly onEnd = (job: JobPayload, queue: string, outcome: JobOutcome) => this.ended(job, queue, outcome);
   private readonly onUnrecorded = (job: JobPayload, queue: string) =>
     this.unrecorded.get(this.labels(job, queue)).inc();
-  private readonly onSwitched = (job: JobPayload, queue: string, action: "deferred" | "dropped") =>
-    (action === "deferred" ? this.deferred : this.dropped).get(this.labels(job, queue)).inc();
-  private readonly onExpired = (job: JobPayload, queue: string) => this.expired.get(this.labels(job, queue)).inc();
-  private readonly onDeduplicated = (job: JobPayload, queue: string) =>
-    this.deduplicated.get(this.labels(job, queue)).inc();
-  private readonly onLimited = (job: JobPayload, queue: string, action: "parked" | "refused") =>
-    (action === "parked" ? this.parked : this.limitRefused).get(this.labels(job, queue)).inc();
-  private readonly onRateLimited = (job: JobPayload, queue: string, action: string) =>
-    this.rateLimited.get({ ...this.labels(job, queue), action }).inc();
-  private readonly onUniqueRejected = (job: JobPayload, queue: string) =>
-    this.uniqueRejected.get(this.labels(job, queue)).inc();
-  private readonly onDurable = (job: JobPayload, queue: string, outcome: "timedOut" | "abandoned") =>
-    (outcome === "timedOut" ? this.timedOut : this.abandoned).get(this.labels(job, queue)).inc();
-  private readonly onBatchFired = (_bid: string, event: string) => this.batchCallbacks.get({ event }).inc();
 
   constructor(
     private readonly ctx: MetricsContext,
@@ -181,29 +123,23 @@ export class JobMetrics {
         this.set(client?.bufferedJobs ?? 0);
       },
     });
-    new (promClient().Gauge)({
-      name: "tsq_limit_slots_waiting",
-      help: "Worker slots waiting inside a rate limiter's waitTimeout now (0 unless a limiter is given one; docs/rate-limits.md).",
-      registers: [this.registry],
-      collect() {
-        this.set(limiterWaits());
-      },
-    });
     promClient().collectDefaultMetrics({ register: this.registry, labels: options.processLabels ?? {} });
     for (const hook of ctx.hooks ?? []) hook.metrics?.(this.registry, promClient());
+    this.features = new FeatureMetrics(
+      {
+        events: ctx.events,
+        // Push-time events of this worker's client, through which its jobs push.
+        clientEvents: client?.events,
+        cap: this.cap,
+        registry: this.registry,
+        prom: promClient(),
+        reserved: new Set([...this.core().map((f) => f.name), "tsq_running_jobs", "tsq_push_buffered_jobs"]),
+      },
+      ctx.metered ?? [],
+    );
     ctx.events.on("start", this.onStart);
     ctx.events.on("end", this.onEnd);
     ctx.events.on("unrecorded", this.onUnrecorded);
-    ctx.events.on("switched", this.onSwitched);
-    ctx.events.on("limited", this.onLimited);
-    ctx.events.on("rateLimited", this.onRateLimited);
-    ctx.events.on("expired", this.onExpired);
-    ctx.events.on("durable", this.onDurable);
-    // Push-time events of this worker's client, through which its jobs push.
-    client?.events.on("limited", this.onLimited);
-    client?.events.on("deduplicated", this.onDeduplicated);
-    client?.events.on("uniqueRejected", this.onUniqueRejected);
-    client?.events.on("batchFired", this.onBatchFired);
   }
 
   /** The current values, as plain JSON (for rendering). */
@@ -218,48 +154,33 @@ export class JobMetrics {
    */
   async changes(full: boolean): Promise<MetricsChanges> {
     const changedOnly = !full;
-    const jobs = [
-      this.completion,
-      this.queueDuration,
-      this.failed,
-      this.retried,
-      this.dead,
-      this.unrecorded,
-      this.deferred,
-      this.dropped,
-      this.expired,
-      this.deduplicated,
-      this.parked,
-      this.limitRefused,
-      this.rateLimited,
-      this.uniqueRejected,
-      this.batchCallbacks,
-      this.suspended,
-      this.cancelled,
-      this.timedOut,
-      this.abandoned,
-    ].map((f) => f.family(changedOnly));
+    const jobs = [...this.core(), ...this.features.counters()].map((f) => f.family(changedOnly));
     const tracked = [this.running.family(), ...(await familiesOf(this.registry))];
     if (full) return { full, families: [...jobs, ...this.sent.all(tracked)], replaced: [] };
     const { families, replaced } = this.sent.changes(tracked);
     return { full, families: [...jobs.filter((f) => f.values.length > 0), ...families], replaced };
   }
 
-  /** Idempotent: stops listening to job events. */
+  /** Idempotent: stops listening to job events, the plug-ins' listeners included. */
   stop(): void {
     this.ctx.events.off("start", this.onStart);
     this.ctx.events.off("end", this.onEnd);
     this.ctx.events.off("unrecorded", this.onUnrecorded);
-    this.ctx.events.off("switched", this.onSwitched);
-    this.ctx.events.off("durable", this.onDurable);
-    this.ctx.events.off("limited", this.onLimited);
-    this.ctx.events.off("rateLimited", this.onRateLimited);
-    this.ctx.events.off("expired", this.onExpired);
-    const events = this.ctx.client?.events;
-    events?.off("limited", this.onLimited);
-    events?.off("deduplicated", this.onDeduplicated);
-    events?.off("uniqueRejected", this.onUniqueRejected);
-    events?.off("batchFired", this.onBatchFired);
+    this.features.stop();
+  }
+
+  /** The core's own job families, in the order they are rendered (the plug-ins' follow). */
+  private core(): (CounterFamily | HistogramFamily)[] {
+    return [
+      this.completion,
+      this.queueDuration,
+      this.failed,
+      this.retried,
+      this.dead,
+      this.unrecorded,
+      this.suspended,
+      this.cancelled,
+    ];
   }
 
   /** The capped labels of a job's series. */

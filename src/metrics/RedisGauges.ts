@@ -6,9 +6,9 @@
  * Two pipelined round trips, whatever the number of queues:
  *   1. SMEMBERS queues, ZCARD schedule, ZCARD retry, ZCARD dead, SCARD processes, SMEMBERS paused
  *   2. per queue: LLEN queue:<q>, LINDEX queue:<q> -1 (the oldest job: LPUSH adds on the left)
- *   3. concurrency limits: HGETALL tsq:limits, then per limited class HVALS of its slots and LLEN of
- *      its parked list (src/features/locks/gitlab-concurrency-limits/status.ts)
- *   4. parked durable jobs: one ZCOUNT per index (src/features/durable/status.ts)
+ * and, beside them, each plug-in's own (`gauges`: concurrency limits' slots and parked jobs, parked
+ * durable jobs, rate limits' parked and rescheduled jobs), under the same wait: a scrape gets all of
+ * them or, when Redis does not answer in time or a read fails, none.
  * Latency is Sidekiq's `Queue#latency`: now − the oldest job's enqueued_at (float seconds or integer
  * ms), 0 for an empty queue.
  *
@@ -16,21 +16,10 @@
  * the bound, "other" holds the sum of the folded queues' sizes, the largest of their latencies and 1 if
  * any of them is paused.
  */
-import {
-  DEAD,
-  KEYED_WAITING,
-  PAUSED,
-  PROCESSES,
-  QUEUES,
-  RETRY,
-  SCHEDULE,
-  STAT_OVERRATED,
-  queueKey,
-} from "../wire/keys.js";
+import { DEAD, PAUSED, PROCESSES, QUEUES, RETRY, SCHEDULE, queueKey } from "../wire/keys.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
 import { toEpochSeconds } from "../wire/timestamps.js";
-import { readLimits, type LimitStatus } from "../features/locks/gitlab-concurrency-limits/status.js";
-import { countParked, type ParkedCounts } from "../features/durable/status.js";
+import type { FeatureGauge, PluginMetrics } from "../server/hooks.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import type { MetricFamily, Sample } from "./exposition.js";
 import { LabelCap } from "./LabelCap.js";
@@ -44,20 +33,21 @@ interface RedisState {
   retry: number;
   dead: number;
   processes: number;
-  limits: LimitStatus[];
-  /** class -> jobs parked on its keyed limits (tsq:rl-waiting), and the stat of OverLimit reschedules. */
-  limitWaiting: Record<string, string>;
-  overrated: number;
-  durable: ParkedCounts;
+  /** The plug-ins' gauges, in list order. */
+  features: FeatureGauge[];
 }
 
 export class RedisGauges {
   /** A read still waiting (Redis down: commands queue until it is back) is shared, never repeated. */
   private inflight: Promise<RedisState> | undefined;
 
-  /** `cap`: shared with the caller's own series, so a queue folds alike everywhere in one scrape. */
+  /**
+   * `plugins`: the list the workers run (their `gauges`). `cap`: shared with the caller's own series, so
+   * a queue folds alike everywhere in one scrape.
+   */
   constructor(
     private readonly redis: TsqRedis,
+    private readonly plugins: readonly PluginMetrics[],
     private readonly cap = new LabelCap(DEFAULTS.metricsMaxLabelValues),
   ) {}
 
@@ -75,6 +65,9 @@ export class RedisGauges {
   }
 
   private async query(): Promise<RedisState> {
+    const features = Promise.all(this.plugins.flatMap((plugin) => (plugin.gauges ? [plugin.gauges(this.redis)] : [])));
+    // Settled before the core's reads can throw, so a failed feature read is never left unhandled.
+    features.catch(() => undefined);
     const head = await this.redis
       .pipeline()
       .smembers(QUEUES)
@@ -102,10 +95,7 @@ export class RedisGauges {
       retry: retry as number,
       dead: dead as number,
       processes: processes as number,
-      limits: await readLimits(this.redis),
-      limitWaiting: await this.redis.hgetall(KEYED_WAITING),
-      overrated: Number((await this.redis.get(STAT_OVERRATED)) ?? 0),
-      durable: await countParked(this.redis),
+      features: (await features).flat(),
     };
   }
 }
@@ -155,45 +145,11 @@ function toFamilies(state: RedisState): MetricFamily[] {
     gauge("tsq_retry_size", "Jobs in the retry set.", single(state.retry)),
     gauge("tsq_dead_size", "Jobs in the dead set.", single(state.dead)),
     gauge(
-      "tsq_concurrency_limit_parked_jobs",
-      "Jobs of a concurrency-limited class parked, waiting for a slot.",
-      state.limits.map((l) => ({ value: l.parked, labels: { class: l.class } })),
-    ),
-    gauge(
-      "tsq_concurrency_limit_running_jobs",
-      "Slots of a concurrency-limited class held (running jobs, and resumed ones on their way to a worker).",
-      state.limits.map((l) => ({ value: l.running, labels: { class: l.class } })),
-    ),
-    gauge(
-      "tsq_concurrency_limit",
-      "A class's concurrency limit as a worker last read it: > 0 slots, 0 none, < 0 paused.",
-      state.limits.filter((l) => !Number.isNaN(l.limit)).map((l) => ({ value: l.limit, labels: { class: l.class } })),
-    ),
-    gauge(
-      "tsq_limit_waiting",
-      "Jobs of a class parked on its keyed `static limit`, waiting for their key (docs/rate-limits.md).",
-      Object.entries(state.limitWaiting).map(([klass, n]) => ({ value: Number(n), labels: { class: klass } })),
-    ),
-    gauge(
-      "tsq_overrated",
-      "Jobs rescheduled because a rate limiter was over its limit, all time (tsq:stat:overrated).",
-      single(state.overrated),
-    ),
-    gauge(
-      "tsq_durable_waiting",
-      "Durable jobs parked on an event (waitFor), neither signalled nor past their deadline.",
-      single(state.durable.waiting),
-    ),
-    gauge(
-      "tsq_durable_sleeping",
-      "Durable jobs sleeping (sleep, sleepUntil) until a time still to come.",
-      single(state.durable.sleeping),
-    ),
-    gauge(
       "tsq_processes",
       "Worker processes registered in `processes` (Ruby Sidekiq and tsq alike).",
       single(state.processes),
     ),
+    ...state.features.map((f) => gauge(f.name, f.help, f.values, f.aggregator)),
   ];
 }
 

@@ -34,7 +34,8 @@ export async function startWorkerMetrics(launcher: Launcher, logger: Logger): Pr
     "queue",
     options.capsules.flatMap((c) => c.queues.map((q) => q.name)),
   );
-  const gauges = new RedisGauges(redis, cap);
+  // The worker's own plug-ins' gauges (a single `tsq` serves the fleet's Redis gauges itself).
+  const gauges = new RedisGauges(redis, launcher.ctx.metered, cap);
   const ping = pinger(redis);
   let ready = false;
   const server = new MetricsServer(

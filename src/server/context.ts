@@ -21,39 +21,16 @@ import type { WorkerLocals } from "./WorkerLocals.js";
 import type {
   CapsuleFetchOrder,
   DeathHandler,
-  JobOutcome,
+  JobEvents,
+  PluginMetrics,
   ServerHooks,
   ServerMiddlewareArgs,
   StoredJobs,
 } from "./hooks.js";
 
-export type { JobOutcome } from "./hooks.js";
+export type { JobOutcome, JobEvents } from "./hooks.js";
 
 export type { ServerMiddlewareArgs, DeathHandler } from "./hooks.js";
-
-/** Per-job events, for metrics. */
-export interface JobEvents {
-  start: [job: JobPayload, queue: string];
-  end: [job: JobPayload, queue: string, outcome: JobOutcome];
-  /** A job's failure could not be recorded (see FailureFallback). */
-  unrecorded: [job: JobPayload, queue: string];
-  /** A kill switch deferred or dropped a job instead of running it (killSwitch/intercept.ts). */
-  switched: [job: JobPayload, queue: string, action: "deferred" | "dropped"];
-  /** A concurrency limit parked a job, or refused to because its parked list was full (src/features/locks/gitlab-concurrency-limits). */
-  limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
-  /** A rate limit parked a job on its key, refused to (list full), or rescheduled it (OverLimit; src/features/locks/enterprise-rate-limits). */
-  rateLimited: [job: JobPayload, queue: string, action: "parked" | "refused" | "rescheduled"];
-  /**
-   * A job's run control acted (src/features/durable): timed out (its signal aborted at its timeout);
-   * abandoned: it ignored its abort signal past the grace, so its slot was freed. How the execution
-   * ended (cancelled, suspended, failed) is the `end` event's.
-   */
-  durable: [job: JobPayload, queue: string, outcome: "timedOut" | "abandoned"];
-  /** The job's `expires_in` had passed: dropped before it started (expiry/expire.ts). */
-  expired: [job: JobPayload, queue: string];
-  /** A running job reported its progress (`this.progress(n, data?)`, from the plug-in that provides it); every call. */
-  progress: [job: JobPayload, queue: string, progress: { n: number; data?: unknown }];
-}
 
 export interface ServerContext {
   readonly options: WorkerOptions;
@@ -75,6 +52,8 @@ export interface ServerContext {
   readonly deathHandlers: DeathHandler[];
   /** The plug-ins' server hooks, in list order (filled once, as the worker is built). */
   readonly hooks: ServerHooks[];
+  /** The plug-ins of this worker's list, as its metrics read them (their counters and gauges), in list order. */
+  readonly metered: readonly PluginMetrics[];
   /** Lock bookkeeping for jobs leaving Redis, by the plug-ins that hold locks (none: nothing to do). */
   readonly locks: LockHooks;
   /** The plug-ins' fetch orders, settled (fetch/fetchOrder.ts); undefined when none declares one. */

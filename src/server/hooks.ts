@@ -9,6 +9,7 @@ import type { Middleware } from "../platform/Chain.js";
 import type { JobPayload } from "../wire/payload.js";
 import type { UnitOfWork } from "./fetch/unitOfWork.js";
 import type { CapsuleConfig } from "../platform/config/options.js";
+import type { ClientEvents } from "../client/events.js";
 
 /**
  * The queues to try for one fetch, in order, given the order so far (a fresh array it may keep or
@@ -70,6 +71,19 @@ export interface JobOutcome {
   why?: string;
 }
 
+/**
+ * A worker's per-job events (`ctx.events`), for metrics and the app's Worker events. The core emits
+ * these three. A feature adds its own from its plugin.ts, by augmenting this interface
+ * (`declare module "<path>/server/hooks.js" { interface JobEvents { ... } }`), and names them in its
+ * plug-in's `emits` (plugin.ts); emitting one costs what any emit costs, listened to or not.
+ */
+export interface JobEvents {
+  start: [job: JobPayload, queue: string];
+  end: [job: JobPayload, queue: string, outcome: JobOutcome];
+  /** A job's failure could not be recorded (see FailureFallback). */
+  unrecorded: [job: JobPayload, queue: string];
+}
+
 /** How a job that ran ended: its outcome, with what `perform` returned or the error it threw. */
 export interface JobEnd {
   readonly outcome: JobOutcome;
@@ -122,7 +136,63 @@ export interface ServerHooks {
    * The feature's own metrics, registered in the worker's registry when the worker serves or reports
    * metrics (`--metrics-port`, a cluster child): `new prom.Counter({ ..., registers: [registry] })`.
    * Not called when metrics are off, so a counter the hook makes stays undefined and counts nothing.
-   * `prom` is tsq's own prom-client, loaded only then.
+   * `prom` is tsq's own prom-client, loaded only then. For a metric this worker's hooks update; one
+   * counted from events or read from Redis is the plug-in's `metrics` or `gauges` (PluginMetrics).
    */
   metrics?(registry: PromClient.Registry, prom: typeof PromClient): void;
+}
+
+/** One series of a feature's counter: looked up once per label set, then only added to. */
+export interface FeatureCounterSeries {
+  inc(): void;
+}
+
+/**
+ * A labelled counter in a worker's job metrics, kept as the core's are (src/metrics/series.ts): a
+ * `tsq-cluster` child sends only its changed series to the supervisor, which sums them over children.
+ */
+export interface FeatureCounter {
+  get(labels: Record<string, string>): FeatureCounterSeries;
+}
+
+/**
+ * What a plug-in's `metrics` gets, once per worker that serves or reports metrics (`--metrics-port`, a
+ * cluster child). Listeners added through it are removed when those metrics stop.
+ */
+export interface MetricsSeam {
+  /**
+   * The counter named `name` (`tsq_..._total`), made at the first call; a later call with the same name
+   * and help (a second plug-in of the feature) gets the same one. A core metric's name is refused.
+   */
+  counter(name: string, help: string): FeatureCounter;
+  /** The job's `queue` and `class` labels, capped as the core's are (LabelCap, `metrics_max_label_values`). */
+  labels(job: JobPayload, queue: string): { queue: string; class: string };
+  /** Listens to the worker's job events (`ctx.events`). */
+  onJob<K extends keyof JobEvents>(event: K, listener: (...args: JobEvents[K]) => void): void;
+  /** Listens to the worker's client's events (`client.events`): pushes from its jobs and its poller. */
+  onClient<K extends keyof ClientEvents>(event: K, listener: (...args: ClientEvents[K]) => void): void;
+  /** The worker's prom-client registry and tsq's prom-client, for a gauge read at scrape time. */
+  readonly registry: PromClient.Registry;
+  readonly prom: typeof PromClient;
+}
+
+/** A gauge read from Redis: one sample per label set. `aggregator` "max" where a sum means nothing. */
+export interface FeatureGauge {
+  name: string;
+  help: string;
+  values: { value: number; labels: Record<string, string> }[];
+  aggregator?: "max";
+}
+
+/** What a plug-in declares for metrics; every plug-in of a worker's list is asked, whether or not it gave hooks. */
+export interface PluginMetrics {
+  readonly name: string;
+  /** The feature's counters and gauges in a worker's job metrics. */
+  metrics?(seam: MetricsSeam): void;
+  /**
+   * Fleet-wide gauges read from Redis by the one process that serves /metrics (the `tsq-cluster`
+   * supervisor, or a single `tsq`), at each scrape, beside the core's queue gauges and under the same
+   * wait (REDIS_WAIT_MS). Their `class` and `queue` labels are capped by the caller.
+   */
+  gauges?(redis: Redis): Promise<FeatureGauge[]>;
 }

@@ -13,15 +13,26 @@ import type { Redis } from "ioredis";
 import type { LuaSource } from "../platform/redis/luaScript.js";
 import type { ClientPlugin } from "../client/plugin.js";
 import type { ServerContext } from "./context.js";
-import type { ServerHooks, StoredJobs } from "./hooks.js";
+import type { ClientEvents } from "../client/events.js";
+import type { JobEvents, PluginMetrics, ServerHooks, StoredJobs } from "./hooks.js";
 import type { PluginFetch } from "./fetch/fetchOrder.js";
 import type { Setting } from "./pluginSettings.js";
 
-export type { Service, ResolvedClass, StoredJobs, ServerHooks, JobEnd } from "./hooks.js";
+export type {
+  Service,
+  ResolvedClass,
+  StoredJobs,
+  ServerHooks,
+  JobEnd,
+  JobEvents,
+  MetricsSeam,
+  FeatureCounter,
+  FeatureGauge,
+} from "./hooks.js";
 export type { FetchOrder, PluginFetch } from "./fetch/fetchOrder.js";
 export { defineSetting, type Setting, type SettingSpec } from "./pluginSettings.js";
 
-export interface Plugin extends ClientPlugin {
+export interface Plugin extends ClientPlugin, PluginMetrics {
   /** Hooks for one worker; undefined when no class of this worker uses the feature. */
   server?(ctx: ServerContext): ServerHooks | undefined;
   /**
@@ -44,6 +55,18 @@ export interface Plugin extends ClientPlugin {
   fetch?: PluginFetch;
   /** The worker options the feature reads (`defineSetting`), each read in `server(ctx)`. */
   settings?: readonly Setting[];
+  /**
+   * The events the feature emits: on a worker's `ctx.events` (`job`) and on a Client's `events`
+   * (`client`), each declared by the feature's own augmentation of JobEvents (hooks.ts) or ClientEvents
+   * (client/events.ts); no list in the core names a feature's event.
+   */
+  emits?: PluginEvents;
+}
+
+/** The names of the events a plug-in emits, by emitter. */
+export interface PluginEvents {
+  readonly job?: readonly (keyof JobEvents)[];
+  readonly client?: readonly (keyof ClientEvents)[];
 }
 
 export interface PluginLocks {

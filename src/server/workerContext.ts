@@ -116,6 +116,7 @@ export function buildWorkerContext(
     serverMiddleware: new Chain<ServerMiddlewareArgs>(),
     deathHandlers: [],
     hooks: [],
+    metered: plugins,
     locks: lockHooks(redis, []),
     events: new EventEmitter<JobEvents>(),
     // The client's: `sidekiq_version: auto` may change it at any heartbeat (Heartbeat reads the fleet).

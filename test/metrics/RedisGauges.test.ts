@@ -1,4 +1,7 @@
-/** RedisGauges: queue sizes and latencies and set sizes, read in two pipelined round trips. */
+/**
+ * RedisGauges: queue sizes and latencies and set sizes, read in two pipelined round trips, and beside
+ * them the gauges the plug-ins declare, under the same wait.
+ */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { useRedis } from "../helpers/redis.js";
@@ -7,6 +10,10 @@ import { renderFamilies } from "../../src/metrics/exposition.js";
 import { connect } from "../../src/platform/redis/connection.js";
 import { parseExposition, total } from "./promText.js";
 import { withinDeadline } from "../helpers/timing.js";
+import { builtinPlugins } from "../../src/plugins.js";
+import { LabelCap, OTHER } from "../../src/metrics/LabelCap.js";
+import { KEYED_WAITING, LIMITS, STAT_OVERRATED, limitParkedKey } from "../../src/wire/keys.js";
+import type { PluginMetrics } from "../../src/server/hooks.js";
 
 const handle = useRedis();
 
@@ -25,7 +32,7 @@ test("sizes and latencies match Redis; the oldest job's enqueued_at counts, in s
   await r.sadd("processes", "host:1:abc", "host:2:def");
   await r.sadd("paused", "millis"); // as tsqctl pause or Sidekiq Pro's Queue#pause! write it
 
-  const families = parseExposition(renderFamilies(await new RedisGauges(r).read(1000)));
+  const families = parseExposition(renderFamilies(await new RedisGauges(r, []).read(1000)));
   assert.equal(total(families, "tsq_queue_size", { queue: "seconds" }), 2);
   assert.equal(total(families, "tsq_queue_size", { queue: "millis" }), 1);
   assert.equal(total(families, "tsq_queue_size", { queue: "empty" }), 0);
@@ -51,7 +58,7 @@ test("Redis unreachable: no gauges, within the timeout, and one read in flight h
       pipelines++;
       return pipeline(...args);
     };
-    const gauges = new RedisGauges(redis);
+    const gauges = new RedisGauges(redis, [{ name: "slow", gauges: () => new Promise(() => {}) }]);
     const started = performance.now();
     const results = await Promise.all([gauges.read(300), gauges.read(300), gauges.read(300)]);
     const ms = performance.now() - started;
@@ -61,4 +68,48 @@ test("Redis unreachable: no gauges, within the timeout, and one read in flight h
   } finally {
     redis.disconnect();
   }
+});
+
+test("each plug-in's gauges are read beside the core's: the built-in features' from their own keys", async () => {
+  const r = handle.redis;
+  await r.hset(LIMITS, "Limited", "2");
+  await r.rpush(limitParkedKey("Limited"), "{}", "{}", "{}");
+  await r.hset(KEYED_WAITING, "Keyed", "4");
+  await r.set(STAT_OVERRATED, "7");
+  const families = parseExposition(renderFamilies(await new RedisGauges(r, builtinPlugins()).read(1000)));
+  assert.equal(total(families, "tsq_concurrency_limit", { class: "Limited" }), 2);
+  assert.equal(total(families, "tsq_concurrency_limit_parked_jobs", { class: "Limited" }), 3);
+  assert.equal(total(families, "tsq_limit_waiting", { class: "Keyed" }), 4);
+  assert.equal(total(families, "tsq_overrated"), 7);
+  assert.equal(total(families, "tsq_durable_waiting"), 0);
+  assert.ok(families.get("tsq_processes"), "the core's beside them");
+  // Without the plug-ins, none of theirs: the core names no feature's gauge.
+  const core = parseExposition(renderFamilies(await new RedisGauges(r, []).read(1000)));
+  for (const name of ["tsq_concurrency_limit", "tsq_limit_waiting", "tsq_overrated", "tsq_durable_waiting"])
+    assert.equal(core.get(name), undefined, name);
+});
+
+test("a plug-in's gauges are capped with the core's, and a plug-in whose read fails takes the scrape's gauges with it", async () => {
+  const many: PluginMetrics = {
+    name: "many",
+    gauges: async () => [
+      {
+        name: "tsq_test_gauge",
+        help: "A test gauge.",
+        values: ["A", "B", "C"].map((klass) => ({ value: 1, labels: { class: klass } })),
+      },
+    ],
+  };
+  const cap = new LabelCap(2);
+  const families = parseExposition(renderFamilies(await new RedisGauges(handle.redis, [many], cap).read(1000)));
+  assert.deepEqual(
+    families.get("tsq_test_gauge")!.samples.map((s) => [s.labels.class, s.value]),
+    [
+      ["A", 1],
+      ["B", 1],
+      [OTHER, 1],
+    ],
+  );
+  const failing: PluginMetrics = { name: "failing", gauges: () => Promise.reject(new Error("no")) };
+  assert.deepEqual(await new RedisGauges(handle.redis, [many, failing]).read(1000), []);
 });

@@ -149,7 +149,7 @@ test("Redis-side queue gauges are capped: 'other' sums sizes and keeps the longe
   }
   const warnings = new WarnLines();
   const cap = new LabelCap(10, warnings).prefer("queue", ["q29"]);
-  const families = await new RedisGauges(handle.redis, cap).read(10_000);
+  const families = await new RedisGauges(handle.redis, [], cap).read(10_000);
   const sizes = families.find((f) => f.name === "tsq_queue_size")!.values;
   const byQueue = new Map(sizes.map((s) => [s.labels.queue, s.value]));
   assert.equal(byQueue.size, 11, "10 queues and other");

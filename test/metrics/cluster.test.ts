@@ -169,6 +169,9 @@ test("1,000 jobs (100 failing) on 3 children: one scrape adds up; SIGKILL of a c
   assert.equal(total(families, "tsq_dead_size"), 0);
   assert.equal(total(families, "tsq_scheduled_size"), 0);
   assert.equal(total(families, "tsq_processes"), 3);
+  // The plug-ins' Redis gauges, read by the supervisor from the list its children run.
+  for (const name of ["tsq_overrated", "tsq_durable_sleeping", "tsq_durable_waiting"])
+    assert.ok(families.get(name), `${name} from its plug-in`);
   assert.equal(total(families, "tsq_cluster_children", { group: "default" }), 3);
   assert.equal(total(families, "tsq_concurrency"), 15);
   for (const child of ["0", "1", "2"]) {

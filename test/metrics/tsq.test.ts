@@ -55,6 +55,8 @@ test("tsq serves /metrics, /healthz and /readyz; /healthz is 503 while Redis is 
   assert.equal(total(families, "tsq_queue_size", { queue: "default" }), 0);
   assert.equal(total(families, "tsq_retry_size"), 5);
   assert.equal(total(families, "tsq_processes"), 1);
+  for (const name of ["tsq_overrated", "tsq_durable_sleeping", "tsq_limit_slots_waiting"])
+    assert.ok(families.get(name), `${name} from its plug-in`);
   assert.ok(
     families.get("process_cpu_seconds_total")?.samples.every((s) => s.labels.child === undefined),
     "no child label on a single process",

@@ -19,6 +19,18 @@ import { JobCancelledError, Suspended } from "./errors.js";
 import { checkDuration } from "../../platform/util/longTimer.js";
 import { durableKey } from "../../wire/keys.js";
 import { DURABLE_SCRIPTS } from "./scripts.js";
+import { durableGauges, durableMetrics } from "./metrics.js";
+
+declare module "../../server/hooks.js" {
+  interface JobEvents {
+    /**
+     * A job's run control acted: timed out (its signal aborted at its timeout); abandoned: it ignored its
+     * abort signal past the grace, so its slot was freed. How the execution ended (cancelled, suspended,
+     * failed) is the `end` event's.
+     */
+    durable: [job: JobPayload, queue: string, outcome: "timedOut" | "abandoned"];
+  }
+}
 
 /** A class's `static timeout` and `static abortGrace`, in seconds. */
 interface Timed {
@@ -31,6 +43,9 @@ export const durable = definePlugin({
   scripts: DURABLE_SCRIPTS,
   // A push may override the class's `static timeout` (seconds per execution) in its payload.
   jobOptions: ["timeout"],
+  emits: { job: ["durable"] },
+  metrics: durableMetrics,
+  gauges: durableGauges,
   server(ctx) {
     const control = new RunControl(
       ctx.logger,

@@ -11,11 +11,19 @@ import { ProgressReporter } from "./ProgressReporter.js";
 import type { ResultOptions } from "./policy.js";
 import type { JobOptions } from "../../client/options.js";
 import { recordOutcomeLua } from "./scripts.js";
+import type { JobPayload } from "../../wire/payload.js";
 
 declare module "../../client/options.js" {
   interface JobOptions {
     /** Record this job's outcome for `waitUntilFinished` (docs/outcomes.md): `{ ttl: 3600 }`, seconds. */
     result?: ResultOptions;
+  }
+}
+
+declare module "../../server/hooks.js" {
+  interface JobEvents {
+    /** A running job reported its progress (`this.progress(n, data?)`); every call. */
+    progress: [job: JobPayload, queue: string, progress: { n: number; data?: unknown }];
   }
 }
 
@@ -34,6 +42,7 @@ export const outcomes = definePlugin({
   name: "outcomes",
   scripts: [recordOutcomeLua],
   jobOptions: ["result"] satisfies (keyof JobOptions)[],
+  emits: { job: ["progress"] },
   server(ctx) {
     const recorder = new OutcomeRecorder(ctx);
     return {

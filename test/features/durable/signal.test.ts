@@ -12,6 +12,7 @@ import { eventually } from "../../helpers/tsqProcess.js";
 import { signal } from "../../../src/features/durable/signal.js";
 import { countParked } from "../../../src/features/durable/status.js";
 import { RedisGauges } from "../../../src/metrics/RedisGauges.js";
+import { durable } from "../../../src/features/durable/plugin.js";
 import { renderFamilies } from "../../../src/metrics/exposition.js";
 import { parseExposition, total } from "../../metrics/promText.js";
 import { SleepyJob, WakeTimedJob } from "../../jobs/durableJobs.js";
@@ -85,7 +86,7 @@ test("a real worker starts 200 signalled jobs without waiting for a poll; the ga
   await launcher.ctx.client.push({ class: "SleepyJob", args: ["z", 3600] });
   await eventually(async () => (await countParked(handle.redis)).waiting === count, 30_000, "all parked");
   await eventually(async () => (await countParked(handle.redis)).sleeping === 1, 10_000, "one asleep");
-  const families = parseExposition(renderFamilies(await new RedisGauges(handle.redis).read(1000)));
+  const families = parseExposition(renderFamilies(await new RedisGauges(handle.redis, [durable]).read(1000)));
   assert.equal(total(families, "tsq_durable_waiting"), count);
   assert.equal(total(families, "tsq_durable_sleeping"), 1);
 

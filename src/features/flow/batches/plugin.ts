@@ -13,6 +13,14 @@ import { WorkflowStep } from "./workflow/WorkflowStep.js";
 import type { Batch } from "./Batch.js";
 import type { WorkflowHandle } from "./workflow/results.js";
 import { BATCH_SCRIPTS } from "./scripts.js";
+import { batchMetrics } from "./metrics.js";
+
+declare module "../../../client/events.js" {
+  interface ClientEvents {
+    /** A batch callback fired ("complete", "success", "death" or "settled"): pushed by this client. */
+    batchFired: [bid: string, event: string];
+  }
+}
 
 declare module "../../../client/Job.js" {
   interface Job {
@@ -26,6 +34,8 @@ declare module "../../../client/Job.js" {
 export const batches = definePlugin({
   name: "batches",
   scripts: BATCH_SCRIPTS,
+  emits: { client: ["batchFired"] },
+  metrics: batchMetrics,
   client({ events }) {
     const membership = new BatchMembership(events);
     return {

@@ -6,6 +6,8 @@ import { definePlugin } from "../../../server/plugin.js";
 import { jobNameOf, type JobOptions } from "../../../client/options.js";
 import { dropIfExpired } from "./expire.js";
 import { stampExpiry } from "./stamp.js";
+import { expiryMetrics } from "./metrics.js";
+import type { JobPayload } from "../../../wire/payload.js";
 
 declare module "../../../client/options.js" {
   interface JobOptions {
@@ -17,8 +19,17 @@ declare module "../../../client/options.js" {
   }
 }
 
+declare module "../../../server/hooks.js" {
+  interface JobEvents {
+    /** The job's `expires_in` had passed: dropped before it started (expire.ts). */
+    expired: [job: JobPayload, queue: string];
+  }
+}
+
 export const expiry = definePlugin({
   name: "expiry",
+  emits: { job: ["expired"] },
+  metrics: expiryMetrics,
   jobOptions: ["expiresIn"] satisfies (keyof JobOptions)[],
   client() {
     return { stamp: (job, klass) => stampExpiry(job, jobNameOf(klass)) };

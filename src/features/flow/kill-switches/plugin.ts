@@ -5,9 +5,20 @@
 import { definePlugin } from "../../../server/plugin.js";
 import { interceptJob } from "./intercept.js";
 import { SwitchBoard } from "./SwitchBoard.js";
+import { killSwitchMetrics } from "./metrics.js";
+import type { JobPayload } from "../../../wire/payload.js";
+
+declare module "../../../server/hooks.js" {
+  interface JobEvents {
+    /** A kill switch deferred or dropped a job instead of running it (intercept.ts). */
+    switched: [job: JobPayload, queue: string, action: "deferred" | "dropped"];
+  }
+}
 
 export const killSwitches = definePlugin({
   name: "kill-switches",
+  emits: { job: ["switched"] },
+  metrics: killSwitchMetrics,
   server(ctx) {
     // This worker's cached copy of the switches, shared by its job slots (read from Redis at first use).
     const board = new SwitchBoard(ctx.redis, ctx.logger, ctx.options.killSwitchRefreshInterval);

@@ -17,7 +17,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { defaultClient } from "../../../client/defaultClient.js";
+import { defaultClient, jobClient } from "../../../client/defaultClient.js";
 import { ConfigError } from "../../../wire/errors.js";
 import { rateBucketKey, rateLeakyKey, ratePointsKey, rateLeaseKey, rateWindowKey } from "../../../wire/keys.js";
 import { acquireLock, releaseLock } from "../Lock.js";
@@ -61,12 +61,6 @@ export interface Grant {
 }
 
 type Attempt = { ok: true; at: number; release?: () => Promise<unknown> } | { ok: false; retryAfterMs: number };
-
-/** Worker-slot waits in progress in this process (a gauge: how many calls sit in a waitTimeout). */
-let waitingNow = 0;
-export function limiterWaits(): number {
-  return waitingNow;
-}
 
 export abstract class Limiter {
   private readonly waitMs: number;
@@ -125,7 +119,10 @@ export abstract class Limiter {
     const deadline = performance.now() + this.waitMs;
     let attempt = await this.attempt(cost);
     if (!attempt.ok && this.waitMs > 0) {
-      waitingNow++;
+      // A worker slot waits: announced on its worker's client (tsq_limit_slots_waiting); a call outside
+      // a job holds no slot and is not counted.
+      const events = jobClient()?.events;
+      events?.emit("limiterWait", 1);
       try {
         while (!attempt.ok && performance.now() < deadline) {
           const left = deadline - performance.now();
@@ -133,7 +130,7 @@ export abstract class Limiter {
           attempt = await this.attempt(cost);
         }
       } finally {
-        waitingNow--;
+        events?.emit("limiterWait", -1);
       }
     }
     if (!attempt.ok)

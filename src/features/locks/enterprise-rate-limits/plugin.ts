@@ -20,10 +20,29 @@ const RESUME_INTERVAL_MS = 100;
 import { performOrReschedule } from "./reschedule.js";
 import { LOCK_SCRIPTS } from "../scripts.js";
 import { RATE_SCRIPTS } from "./scripts.js";
+import { keyedLimitGauges, keyedLimitMetrics, overLimitGauges, overLimitMetrics } from "./metrics.js";
+import type { JobPayload } from "../../../wire/payload.js";
+
+declare module "../../../server/hooks.js" {
+  interface JobEvents {
+    /** A rate limit parked a job on its key, refused to (list full), or rescheduled it (OverLimitError). */
+    rateLimited: [job: JobPayload, queue: string, action: "parked" | "refused" | "rescheduled"];
+  }
+}
+
+declare module "../../../client/events.js" {
+  interface ClientEvents {
+    /** A running job's Limiter call began (1) or ended (-1) waiting inside its waitTimeout (Limiter.ts). */
+    limiterWait: [change: 1 | -1];
+  }
+}
 
 export const keyedRateLimits = definePlugin({
   name: "keyed-rate-limits",
   scripts: [...RATE_SCRIPTS, ...LOCK_SCRIPTS],
+  emits: { job: ["rateLimited"] },
+  metrics: keyedLimitMetrics,
+  gauges: keyedLimitGauges,
   server(ctx) {
     const limiter = keyedLimiter(ctx);
     if (!limiter) return undefined;
@@ -37,6 +56,9 @@ export const keyedRateLimits = definePlugin({
 export const overLimitReschedule = definePlugin({
   name: "over-limit-reschedule",
   scripts: [...RATE_SCRIPTS, ...LOCK_SCRIPTS],
+  emits: { job: ["rateLimited"], client: ["limiterWait"] },
+  metrics: overLimitMetrics,
+  gauges: overLimitGauges,
   server(ctx) {
     return { aroundPerform: (perform, job, queue) => performOrReschedule(ctx, job, queue, perform) };
   },

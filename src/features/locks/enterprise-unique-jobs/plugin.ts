@@ -9,6 +9,15 @@ import { uniquePolicyOf } from "./policy.js";
 import { UniqueServerMiddleware } from "./ServerMiddleware.js";
 import type { UniqueOptions } from "./policy.js";
 import { LOCK_SCRIPTS } from "../scripts.js";
+import { uniqueMetrics } from "./metrics.js";
+import type { JobPayload } from "../../../wire/payload.js";
+
+declare module "../../../client/events.js" {
+  interface ClientEvents {
+    /** A push was refused: `holder` (a jid) holds its unique lock. */
+    uniqueRejected: [job: JobPayload, queue: string, holder: string];
+  }
+}
 
 // `uniqueFor`, `uniqueUntil`, `uniqueRetries` become job options wherever this feature is loaded.
 declare module "../../../client/options.js" {
@@ -20,6 +29,8 @@ export const uniqueJobs = definePlugin({
   name: "unique-jobs",
   scripts: LOCK_SCRIPTS,
   jobOptions: ["uniqueFor", "uniqueUntil", "uniqueRetries"] satisfies (keyof UniqueOptions)[],
+  emits: { client: ["uniqueRejected"] },
+  metrics: uniqueMetrics,
   client({ events }) {
     return { middleware: uniqueOnPush(events), replaysScheduled: false };
   },

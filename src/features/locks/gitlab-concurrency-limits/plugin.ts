@@ -13,6 +13,22 @@ import { ConcurrencyLimiter } from "./ConcurrencyLimiter.js";
 import { ConcurrencyLimitServerMiddleware } from "./ServerMiddleware.js";
 import { LOCK_SCRIPTS } from "../scripts.js";
 import { limitSlotLua } from "./scripts.js";
+import { concurrencyLimitGauges, concurrencyLimitMetrics } from "./metrics.js";
+import type { JobPayload } from "../../../wire/payload.js";
+
+declare module "../../../server/hooks.js" {
+  interface JobEvents {
+    /** A worker parked a fetched job (no slot free), or refused to because its parked list was full. */
+    limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
+  }
+}
+
+declare module "../../../client/events.js" {
+  interface ClientEvents {
+    /** A push parked a job (no slot free) or was refused (its parked list is full). */
+    limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
+  }
+}
 
 /** One limiter per worker, kept on its context: shared with the keyed rate limits' leases (enterprise-rate-limits). */
 const LIMITER = workerLocal<ConcurrencyLimiter>("concurrency limiter");
@@ -47,6 +63,9 @@ export function resolveAdmission(given: Partial<AdmissionSettings> = {}): Admiss
 export const concurrencyLimits = definePlugin({
   name: "concurrency-limits",
   scripts: [limitSlotLua, ...LOCK_SCRIPTS],
+  emits: { job: ["limited"], client: ["limited"] },
+  metrics: concurrencyLimitMetrics,
+  gauges: concurrencyLimitGauges,
   client({ settings, events }) {
     const admission = new Admission(resolveAdmission(settings.concurrencyLimits as Partial<AdmissionSettings>), events);
     // Scheduled jobs coming due were stored: never admitted at push, so the poller may batch them.
