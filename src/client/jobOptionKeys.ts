@@ -71,7 +71,8 @@ export class JobOptionKeys {
     // At most 2 edits, and fewer than half the key's letters: `id` is no typo of `jid`.
     const candidate = nearestKey(snake, this.known.keys());
     const edits = candidate === undefined ? Infinity : editDistance(snake, candidate);
-    const near = candidate !== undefined && edits <= 2 && edits < snake.length / 2 ? this.known.get(candidate) : undefined;
+    const near =
+      candidate !== undefined && edits <= 2 && edits < snake.length / 2 ? this.known.get(candidate) : undefined;
     if (this.verdicts.size >= MAX_VERDICTS) this.verdicts.clear();
     this.verdicts.set(snake, near);
     return near;

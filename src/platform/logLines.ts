@@ -42,7 +42,7 @@ export class FdLines implements DestinationStream {
     const first = this.attempt(text, 0);
     if (first === undefined || first === size) return;
     const bytes = Buffer.from(text);
-    for (let written = first; written < size; ) {
+    for (let written = first; written < size;) {
       const more = this.attempt(bytes, written);
       if (more === undefined) return;
       written += more;
