@@ -80,7 +80,10 @@ export class Client {
     this.plugins = options.plugins ?? defaultPlugins() ?? [];
     rememberJobOptionsOf(this.plugins);
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
-    this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings, events: this.events }) ?? []);
+    const { workerOptions } = options;
+    this.hooks = this.plugins.flatMap(
+      (plugin) => plugin.client?.({ settings, workerOptions, events: this.events }) ?? [],
+    );
     this.holdsWrites = this.hooks.some((hook) => hook.writePath);
     this.connection = {
       lazy: options.lazyConnect === true && !this.holdsWrites,

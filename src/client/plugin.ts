@@ -82,6 +82,8 @@ export interface WritePath {
 export interface ClientSetup {
   /** The Client's `concurrencyLimits` option and other per-feature settings, as given. */
   readonly settings: Readonly<Record<string, unknown>>;
+  /** The options of the worker this Client belongs to (its plug-ins' settings among them); none on its own. */
+  readonly workerOptions: Readonly<Record<string, unknown>> | undefined;
   /** The Client's emitter: what plug-ins announce about its pushes (client/events.ts). */
   readonly events: ClientEventBus;
 }

@@ -5,12 +5,14 @@
 import { definePlugin } from "../../../server/plugin.js";
 import { interceptJob } from "./intercept.js";
 import { SwitchBoard } from "./SwitchBoard.js";
+import { refreshInterval } from "./settings.js";
 
 export const killSwitches = definePlugin({
   name: "kill-switches",
+  settings: [refreshInterval],
   server(ctx) {
     // This worker's cached copy of the switches, shared by its job slots (read from Redis at first use).
-    const board = new SwitchBoard(ctx.redis, ctx.logger, ctx.options.killSwitchRefreshInterval);
+    const board = new SwitchBoard(ctx.redis, ctx.logger, refreshInterval.read(ctx.options));
     return {
       intercept(job, unit) {
         const taken = interceptJob(ctx, board, job, unit);

@@ -20,10 +20,12 @@ const RESUME_INTERVAL_MS = 100;
 import { performOrReschedule } from "./reschedule.js";
 import { LOCK_SCRIPTS } from "../scripts.js";
 import { RATE_SCRIPTS } from "./scripts.js";
+import { maxParked } from "../gitlab-concurrency-limits/settings.js";
 
 export const keyedRateLimits = definePlugin({
   name: "keyed-rate-limits",
   scripts: [...RATE_SCRIPTS, ...LOCK_SCRIPTS],
+  settings: [maxParked],
   server(ctx) {
     const limiter = keyedLimiter(ctx);
     if (!limiter) return undefined;
@@ -57,7 +59,7 @@ function keyedLimiter(ctx: ServerContext): KeyedLimiter | undefined {
     {
       leaseTtl: ctx.options.heartbeatTtl,
       resumeIntervalMs: RESUME_INTERVAL_MS,
-      maxParked: ctx.options.concurrencyLimitMaxParked,
+      maxParked: maxParked.read(ctx.options),
     },
     ctx.logger,
   );
