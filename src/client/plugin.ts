@@ -36,7 +36,7 @@ export interface AlternateWrite {
   claim(job: JobPayload, writing: boolean): void;
   /** True for a job `claim` took. */
   owns(job: JobPayload): boolean;
-  /** Writes the claimed jobs, in order. Throws ConcurrencyLimitFullError (or another error) naming refusals. */
+  /** Writes the claimed jobs, in order. Throws a PushRefusedError (ConcurrencyLimitFullError) or another error naming refusals. */
   write(redis: TsqRedis, entries: readonly PreparedJob[]): Promise<void>;
   /** Keys of lists a claimed job may have landed in, for reliable push's "did it land?" check. */
   landingLists?(job: JobPayload): string[];

@@ -11,7 +11,7 @@
  *
  * A class without a limit costs one cached property read and no Redis call.
  */
-import { ConcurrencyLimitFullError } from "../../../wire/errors.js";
+import { ConcurrencyLimitFullError } from "../gitlab-concurrency-limits/errors.js";
 import type { Next } from "../../../platform/Chain.js";
 import { displayClass, dumpPayload, type JobPayload } from "../../../wire/payload.js";
 import type { ServerContext } from "../../../server/context.js";

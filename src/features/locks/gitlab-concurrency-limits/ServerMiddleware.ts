@@ -13,7 +13,7 @@
  * rest (scheduled jobs, retries, re-pushes, Ruby's) are decided here, after any job already parked.
  * A class without a limit costs one property read and no Redis call.
  */
-import { ConcurrencyLimitFullError } from "../../../wire/errors.js";
+import { ConcurrencyLimitFullError } from "./errors.js";
 import type { Next } from "../../../platform/Chain.js";
 import { displayClass, dumpPayload, type JobPayload } from "../../../wire/payload.js";
 import type { ServerContext } from "../../../server/context.js";

@@ -25,7 +25,7 @@ import type { AlternateWrite, ClientMiddlewareArgs, PreparedJob } from "../../..
 import { jobClassOf } from "../../../client/jobClasses.js";
 import { DEFAULTS } from "../../../platform/config/defaults.js";
 import { maxParked } from "./settings.js";
-import { ConcurrencyLimitFullError } from "../../../wire/errors.js";
+import { ConcurrencyLimitFullError } from "./errors.js";
 import { limitParkedKey } from "../../../wire/keys.js";
 import { limitSlot } from "./limitSlot.js";
 import { releaseLocksOf } from "../release.js";

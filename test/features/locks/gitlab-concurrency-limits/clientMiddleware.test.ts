@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { Client } from "../../../../src/client/Client.js";
 import { Job } from "../../../../src/client/Job.js";
-import { ConcurrencyLimitFullError } from "../../../../src/wire/errors.js";
+import { ConcurrencyLimitFullError } from "../../../../src/features/locks/gitlab-concurrency-limits/errors.js";
 import { ConcurrencyLimiter } from "../../../../src/features/locks/gitlab-concurrency-limits/ConcurrencyLimiter.js";
 import { readLimits } from "../../../../src/features/locks/gitlab-concurrency-limits/status.js";
 import { parsePayload } from "../../../../src/wire/payload.js";
