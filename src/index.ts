@@ -106,11 +106,11 @@ export {
   InvalidPayloadError,
   EnqueueError,
   RedisUnreachableError,
-  ConcurrencyLimitFullError,
   JobInterrupted,
   JobSuspended,
-  IterationStateError,
 } from "./wire/errors.js";
+export { ConcurrencyLimitFullError } from "./features/locks/gitlab-concurrency-limits/errors.js";
+export { IterationStateError } from "./features/iterable/errors.js";
 export {
   IterableJob,
   rangeEnumerator,

@@ -10,7 +10,7 @@
  */
 import { builtinPlugins } from "../plugins.js";
 import { pluginsFromEnv } from "./pluginsFromEnv.js";
-import type { Plugin } from "../server/plugin.js";
+import { settingsOf, type Plugin } from "../server/plugin.js";
 import { ConfigError } from "../wire/errors.js";
 import { configureLogger, type Logger } from "../platform/logger.js";
 import { redactUrl } from "../platform/redis/connection.js";
@@ -87,8 +87,9 @@ export async function main(argv: string[]): Promise<void> {
   let options: WorkerOptions;
   let plugins: Plugin[];
   try {
-    options = resolveWorkerOptions(argv, process.env, process.cwd()).options;
     plugins = pluginsFromEnv(builtinPlugins());
+    // Every built-in feature's keys, whichever run: a file stays valid with TSQ_PLUGINS=none.
+    options = resolveWorkerOptions(argv, process.env, process.cwd(), settingsOf(builtinPlugins())).options;
   } catch (error) {
     exitOnOptionError(error, process.stderr);
   }

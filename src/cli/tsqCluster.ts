@@ -17,6 +17,7 @@ import { Cluster, ResolvedCluster } from "../library/Cluster.js";
 import { groupQueueLists } from "../cluster/plan.js";
 import { builtinPlugins } from "../plugins.js";
 import { pluginsFromEnv } from "./pluginsFromEnv.js";
+import { settingsOf } from "../server/plugin.js";
 
 /** What a command that ends by itself printed, and its exit status. */
 export interface CommandRun {
@@ -26,9 +27,10 @@ export interface CommandRun {
 }
 
 function resolve(argv: string[], env: NodeJS.ProcessEnv, cwd: string) {
-  const options = resolveClusterOptions(argv, env, cwd);
-  // The children run the same plug-ins (src/cli/childMain.ts).
-  return { options, plugins: pluginsFromEnv(builtinPlugins(), env) };
+  // The children run the same plug-ins (src/cli/childMain.ts); every built-in feature's keys are known
+  // whichever run, so a file stays valid with TSQ_PLUGINS=none.
+  const plugins = pluginsFromEnv(builtinPlugins(), env);
+  return { options: resolveClusterOptions(argv, env, cwd, settingsOf(builtinPlugins())), plugins };
 }
 
 /** `--dryrun` / `--list-queues` for resolved options: the plan's text, forking nothing. */

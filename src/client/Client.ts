@@ -3,7 +3,7 @@
  * `Client#push` does (immediate: `SADD queues` + `LPUSH queue:<q>` with `enqueued_at`; scheduled:
  * `ZADD schedule <float seconds>` without `at`), pipelined in one round trip.
  */
-import { ConcurrencyLimitFullError } from "../wire/errors.js";
+import { PushRefusedError } from "../wire/errors.js";
 import { JobWriter } from "./JobWriter.js";
 import { ShardWriters } from "./ShardWriters.js";
 import { nullRefused } from "./refusals.js";
@@ -82,7 +82,10 @@ export class Client {
     this.plugins = options.plugins ?? defaultPlugins() ?? [];
     this.optionKeys = new JobOptionKeys(this.plugins);
     const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
-    this.hooks = this.plugins.flatMap((plugin) => plugin.client?.({ settings, events: this.events }) ?? []);
+    const { workerOptions } = options;
+    this.hooks = this.plugins.flatMap(
+      (plugin) => plugin.client?.({ settings, workerOptions, events: this.events }) ?? [],
+    );
     this.holdsWrites = this.hooks.some((hook) => hook.writePath);
     this.connection = {
       lazy: options.lazyConnect === true && !this.holdsWrites,
@@ -291,12 +294,12 @@ export class Client {
     });
   }
 
-  /** `send` for bulk pushes: jobs a full parked list refused (ConcurrencyLimitFullError) become null in `results`, logged. */
+  /** `send` for bulk pushes: jobs a plug-in's write refused (PushRefusedError: a full parked list) become null in `results`, logged. */
   private async sendMany(entries: PreparedJob[], results: (string | null)[]): Promise<void> {
     try {
       await this.send(entries);
     } catch (error) {
-      if (!(error instanceof ConcurrencyLimitFullError)) throw error;
+      if (!(error instanceof PushRefusedError)) throw error;
       nullRefused(results, error);
       logger().warn({ err: error }, `pushed jobs refused, null in the results: ${error.message}`);
     }

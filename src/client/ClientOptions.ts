@@ -36,6 +36,11 @@ export interface ClientOptions {
    * in that worker's registry. Default: none; such a push is of a class known by name only.
    */
   jobClasses?: JobClassLookup;
+  /**
+   * The options of the worker this client belongs to (a worker sets it on its own client): plug-ins read
+   * their settings from them, as the worker's own hooks do. Default: none (a client on its own).
+   */
+  workerOptions?: Readonly<Record<string, unknown>>;
   /** Several Redis servers, each owning some queues: a push goes to its queue's shard (docs/shards.md). */
   shards?: { map: ShardMap; home?: string };
   /**
@@ -80,6 +85,7 @@ const KNOWN = [
   "maxInflatedBytes",
   "router",
   "jobClasses",
+  "workerOptions",
   "shards",
   "reliablePush",
   "concurrencyLimits",

@@ -4,7 +4,7 @@
  * joined first (plug-ins' `beforeWrite`). A failover error reconnects and retries once. Jobs a plug-in
  * claimed (`alternateWrite`: concurrency admission) are written by it instead of LPUSHed.
  */
-import { ConcurrencyLimitFullError, EnqueueError } from "../wire/errors.js";
+import { EnqueueError, PushRefusedError } from "../wire/errors.js";
 import type { AlternateWrite, ClientHooks, PreparedJob, UndoWrite, WritePath } from "./plugin.js";
 import { QUEUES, SCHEDULE, queueKey } from "../wire/keys.js";
 import type { JobPayload } from "../wire/payload.js";
@@ -55,8 +55,8 @@ export class JobWriter {
     try {
       await (this.path ? this.path.push(entries) : this.rawPush(entries));
     } catch (error) {
-      // Refused by a full parked list: only those jobs were not written.
-      const jids = error instanceof ConcurrencyLimitFullError ? error.jids : undefined;
+      // Refused by a plug-in's write (a full parked list): only those jobs were not written.
+      const jids = error instanceof PushRefusedError ? error.jids : undefined;
       for (const step of undo ?? []) await step(jids);
       throw error;
     }
@@ -78,7 +78,7 @@ export class JobWriter {
         await this.writeOnce(entries);
       }
     } catch (error) {
-      if (error instanceof ConcurrencyLimitFullError) throw error; // it names the jobs and what to do
+      if (error instanceof PushRefusedError) throw error; // it names the jobs and what to do
       throw refused(entries, error);
     }
   }

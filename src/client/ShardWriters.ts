@@ -68,7 +68,7 @@ export class ShardWriters {
     }
     // Every shard's write settles first, so a refusal names the refused jobs of all of them.
     const outcomes = await Promise.allSettled([...groups].map(([writer, group]) => writer.write(group)));
-    // A writer's failures are Errors (EnqueueError, ConcurrencyLimitFullError, a batch's).
+    // A writer's failures are Errors (EnqueueError, a plug-in's PushRefusedError, a batch's).
     const failure = oneFailure(outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as Error] : [])));
     if (failure !== undefined) throw failure;
   }

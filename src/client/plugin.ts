@@ -36,7 +36,7 @@ export interface AlternateWrite {
   claim(job: JobPayload, writing: boolean): void;
   /** True for a job `claim` took. */
   owns(job: JobPayload): boolean;
-  /** Writes the claimed jobs, in order. Throws ConcurrencyLimitFullError (or another error) naming refusals. */
+  /** Writes the claimed jobs, in order. Throws a PushRefusedError (ConcurrencyLimitFullError) or another error naming refusals. */
   write(redis: TsqRedis, entries: readonly PreparedJob[]): Promise<void>;
   /** Keys of lists a claimed job may have landed in, for reliable push's "did it land?" check. */
   landingLists?(job: JobPayload): string[];
@@ -82,6 +82,8 @@ export interface WritePath {
 export interface ClientSetup {
   /** The Client's `concurrencyLimits` option and other per-feature settings, as given. */
   readonly settings: Readonly<Record<string, unknown>>;
+  /** The options of the worker this Client belongs to (its plug-ins' settings among them); none on its own. */
+  readonly workerOptions: Readonly<Record<string, unknown>> | undefined;
   /** The Client's emitter: what plug-ins announce about its pushes (client/events.ts). */
   readonly events: ClientEventBus;
 }

@@ -13,7 +13,7 @@
  */
 import { EventEmitter } from "node:events";
 import { packagePlugins } from "../packagePlugins.js";
-import { releaseLocksWith, type Plugin } from "../server/plugin.js";
+import { releaseLocksWith, settingsOf, type Plugin } from "../server/plugin.js";
 import { logger as rootLogger, type Logger } from "../platform/logger.js";
 import { connect, redactUrl, type TsqRedis } from "../platform/redis/connection.js";
 import { ShardConnections } from "../platform/shards/ShardConnections.js";
@@ -86,9 +86,9 @@ export class Cluster extends EventEmitter<ClusterEvents> {
     if (config instanceof ResolvedCluster) {
       ({ options: this.options, logger: this.logger, plugins: this.plugins } = config);
     } else {
-      this.options = clusterOptionsOf(config);
-      this.logger = (config.logger ?? rootLogger()).child({ role: "supervisor" });
       this.plugins = packagePlugins();
+      this.options = clusterOptionsOf(config, settingsOf(this.plugins));
+      this.logger = (config.logger ?? rootLogger()).child({ role: "supervisor" });
     }
   }
 

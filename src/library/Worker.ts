@@ -20,7 +20,7 @@ import { packagePlugins } from "../packagePlugins.js";
 import { RegisteredServerConfig, serverConfig as appServerConfig } from "../server/serverConfig.js";
 import { Launcher } from "../server/Launcher.js";
 import { Registry } from "../server/Registry.js";
-import type { Plugin } from "../server/plugin.js";
+import { settingsOf, type Plugin } from "../server/plugin.js";
 import type { EndStatus } from "../server/hooks.js";
 import { displayClass } from "../wire/payload.js";
 import type { WorkerOptions } from "../platform/config/options.js";
@@ -102,7 +102,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.startTimeoutMs = startTimeoutMs(config.startTimeout);
     const registry = new Registry();
     for (const klass of jobClassesOf(config.jobs)) registry.register(klass);
-    this.launcher = Worker.launch(workerOptionsOf(config), registry, config.logger, plugins, {
+    const options = workerOptionsOf(config, "Worker", settingsOf(plugins));
+    this.launcher = Worker.launch(options, registry, config.logger, plugins, {
       jobFactory: config.jobFactory,
       configure: config.configure,
     });

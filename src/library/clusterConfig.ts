@@ -16,6 +16,7 @@ import { CONCURRENCY_DEFAULTS } from "../cluster/concurrency.js";
 import { CLUSTER_DEFAULTS, type ClusterOptions } from "../options/clusterOptions.js";
 import type { Logger } from "../platform/logger.js";
 import { workerOptionsOf, type WorkerSettings } from "./workerConfig.js";
+import type { Setting } from "../platform/config/settings.js";
 
 export interface ClusterConfig extends WorkerSettings {
   /**
@@ -77,7 +78,7 @@ const KNOWN = [
 ] as const satisfies readonly (keyof ClusterConfig)[];
 
 /** The ClusterOptions of `new Cluster(config)`; throws ArgumentError naming the first bad setting. */
-export function clusterOptionsOf(config: ClusterConfig): ClusterOptions {
+export function clusterOptionsOf(config: ClusterConfig, features: readonly Setting[] = []): ClusterOptions {
   if (config === null || typeof config !== "object" || Array.isArray(config))
     throw new ArgumentError("new Cluster(config): config must be an object");
   refuseUnknown(config);
@@ -96,7 +97,7 @@ export function clusterOptionsOf(config: ClusterConfig): ClusterOptions {
     if (config[name] !== undefined && typeof config[name] !== "boolean")
       throw new ArgumentError(`Cluster: \`${name}\` must be true or false, got ${showNumber(config[name])}`);
   const groups = groupsOf(config);
-  const worker = workerOptionsOf(config, "Cluster");
+  const worker = workerOptionsOf(config, "Cluster", features);
   return {
     worker: { ...worker, require, metricsPort: undefined },
     groups,

@@ -19,6 +19,7 @@ import {
 import type { QueueSpec, WorkerOptions } from "../platform/config/options.js";
 import type { Logger } from "../platform/logger.js";
 import type { Plugin } from "../server/plugin.js";
+import type { Setting } from "../platform/config/settings.js";
 import type { JobFactory } from "../server/context.js";
 import type { ServerConfig } from "../server/serverConfig.js";
 import { isRunnable, type RunnableClass } from "../server/Registry.js";
@@ -141,13 +142,26 @@ function bounded(
     );
 }
 
-/** The `options` escape hatch gets the same bounds as the config file: a number past one is refused by name. */
-function checkOptionBounds(options: Partial<WorkerOptions> | undefined, who: string): void {
+/**
+ * The `options` escape hatch gets the same bounds as the config file: a number past one, or a plug-in
+ * setting (`features`) out of its own bounds or against another (a leader renewal not below the TTL),
+ * is refused by name.
+ */
+function checkOptionBounds(
+  options: Partial<WorkerOptions> | undefined,
+  who: string,
+  features: readonly Setting[],
+): void {
   for (const [name, value] of Object.entries(options ?? {})) {
     const bound = Object.hasOwn(BOUNDS, name) ? BOUNDS[name as keyof typeof BOUNDS] : undefined;
-    if (bound === undefined || value === undefined || (name === "pollIntervalAverage" && value === null)) continue;
-    if (!withinBound(value, bound))
+    const feature = features.find((setting) => setting.key === name);
+    if (value === undefined || (name === "pollIntervalAverage" && value === null)) continue;
+    if (bound !== undefined && !withinBound(value, bound))
       throw new ArgumentError(`${who}: \`options.${name}\` must be ${describeBound(bound)}, got ${showNumber(value)}`);
+    if (feature !== undefined && !feature.accepts(value))
+      throw new ArgumentError(`${who}: \`options.${name}\` must be ${feature.expected}, got ${showNumber(value)}`);
+    const problem = feature?.accepts(value) ? feature.check?.(value, options ?? {}) : undefined;
+    if (problem !== undefined) throw new ArgumentError(`${who}: ${problem}`);
   }
 }
 
@@ -157,11 +171,18 @@ export type WorkerSettings = Pick<
   "redis" | "queues" | "concurrency" | "fetch" | "timeout" | "tag" | "options"
 >;
 
-/** The Launcher options of a Worker's settings; `who` names the caller in errors ("Worker", "Cluster"). */
-export function workerOptionsOf(config: WorkerSettings, who = "Worker"): WorkerOptions {
+/**
+ * The Launcher options of a Worker's settings; `who` names the caller in errors ("Worker", "Cluster");
+ * `features`: the settings of the plug-ins it runs (`settingsOf`), checked in `options` as the core's.
+ */
+export function workerOptionsOf(
+  config: WorkerSettings,
+  who = "Worker",
+  features: readonly Setting[] = [],
+): WorkerOptions {
   bounded(who, "concurrency", config.concurrency, 1, MAX_CONCURRENCY, true);
   bounded(who, "timeout", config.timeout, 0, MAX_TIMEOUT, false);
-  checkOptionBounds(config.options, who);
+  checkOptionBounds(config.options, who, features);
   if (config.fetch !== undefined && config.fetch !== "basic" && config.fetch !== "reliable")
     throw new ArgumentError(`${who}: \`fetch\` must be "basic" or "reliable", got ${JSON.stringify(config.fetch)}`);
   const concurrency = config.concurrency ?? DEFAULTS.concurrency;

@@ -13,6 +13,7 @@ import { DEFAULTS } from "../platform/config/defaults.js";
 import type { ClusterFileConfig } from "../platform/config/loadConfig.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { ConfigError } from "../wire/errors.js";
+import type { Setting } from "../platform/config/settings.js";
 import { VERSION } from "../wire/version.js";
 import {
   addWorkerFlags,
@@ -100,7 +101,8 @@ interface ClusterFlags extends WorkerFlags {
   webPort?: number;
 }
 
-export function buildClusterCommand(): Command {
+/** `features`: the settings of the plug-ins the children run; those with a `flag` become flags too. */
+export function buildClusterCommand(features: readonly Setting[] = []): Command {
   const command = new Command("tsq-cluster")
     .description(
       "Run and supervise worker processes, --processes of them per queue group (like sidekiqswarm and GitLab sidekiq-cluster).",
@@ -113,7 +115,7 @@ export function buildClusterCommand(): Command {
         'a group with = & | is a worker query such as "urgency=high&resource_boundary!=cpu" ' +
         "(default: config cluster.groups, else one group of the -q queues)",
     );
-  return addWorkerFlags(command)
+  return addWorkerFlags(command, features)
     .option("-n, --negate", "run each group on every known queue except the ones it selects (GitLab --negate)")
     .option(
       "--strict-order",
@@ -172,8 +174,13 @@ export function buildClusterCommand(): Command {
 }
 
 /** Parses `argv` (`process.argv.slice(2)`), reads the config file and the environment, and merges them. */
-export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ClusterOptions {
-  const command = buildClusterCommand();
+export function resolveClusterOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  features: readonly Setting[] = [],
+): ClusterOptions {
+  const command = buildClusterCommand(features);
   const flags = parseWorkerCommandLine<ClusterFlags>(command, argv);
   const {
     negate,
@@ -198,7 +205,7 @@ export function resolveClusterOptions(argv: string[], env: NodeJS.ProcessEnv, cw
       command.helpInformation(),
     );
   }
-  const { options, cluster = {}, concurrencyGiven } = resolveWorkerFlags(workerFlags, env, cwd);
+  const { options, cluster = {}, concurrencyGiven } = resolveWorkerFlags(workerFlags, env, cwd, features);
   const groups =
     positional.length > 0 ? checkGroups(positional) : fileGroups(cluster, workerFlags, options.configFile, cwd);
   if (negate && groups === undefined) {

@@ -14,6 +14,7 @@ import { redactUrl } from "../platform/redis/connection.js";
 import { isRedisUrl, REDIS_URL_FORMAT } from "../platform/redis/redisUrl.js";
 import { redactText, registerArgvSecrets } from "../platform/secrets.js";
 import { VERSION } from "../wire/version.js";
+import { parseSettingText, type Setting, type SettingValue } from "../platform/config/settings.js";
 
 /** A bad command line (unknown flag, missing or malformed value). `usage` is the help text to show. */
 export class UsageError extends Error {
@@ -51,11 +52,12 @@ export const DEFAULT_CONFIG = "config/tsq.yml";
 export const DEFAULT_METRICS_HOST = "127.0.0.1";
 export const DEFAULT_ENVIRONMENT = "development";
 
-export function buildWorkerCommand(): Command {
+/** `features`: the settings of the plug-ins the process runs; those with a `flag` become flags too. */
+export function buildWorkerCommand(features: readonly Setting[] = []): Command {
   const command = new Command("tsq")
     .description("Run one worker process that executes jobs from Redis (Sidekiq-compatible).")
     .version(VERSION, "-V, --version", "print the tsq version and exit");
-  return addWorkerFlags(command)
+  return addWorkerFlags(command, features)
     .option("--metrics-port <port>", "TCP port for GET /metrics, 0 = off (default: off)", portFlag)
     .option("--metrics-host <host>", `interface for GET /metrics (default: ${DEFAULT_METRICS_HOST})`);
 }
@@ -64,7 +66,8 @@ export function buildWorkerCommand(): Command {
  * Adds the flags `tsq` and `tsq-cluster` share (all but the metrics ones, whose defaults differ) and makes
  * a parse error throw instead of exiting, so parseWorkerCommandLine can turn it into a UsageError.
  */
-export function addWorkerFlags(command: Command): Command {
+export function addWorkerFlags(command: Command, features: readonly Setting[] = []): Command {
+  for (const setting of features) if (setting.flag !== undefined) command.addOption(featureFlag(setting));
   return (
     command
       .option(
@@ -183,6 +186,27 @@ export function boundedFlag(name: BoundName): (text: string) => number {
     if (value === undefined) throw new InvalidArgumentError(`Expected ${describeBound(BOUNDS[name])}.`);
     return value;
   };
+}
+
+/** A plug-in setting's flag: its value checked by the setting's own bounds. */
+function featureFlag(setting: Setting): Option {
+  const where = setting.fileKey === undefined ? "" : `config \`${setting.fileKey}\` or `;
+  const option = new Option(
+    `${setting.flag} <value>`,
+    `${setting.expected} (default: ${where}${setting.env === undefined ? "" : `${setting.env} or `}${String(setting.default)})`,
+  );
+  return option.argParser((text) => {
+    const value = parseSettingText(setting, text);
+    if (value === undefined) throw new InvalidArgumentError(`Expected ${setting.expected}.`);
+    return value;
+  });
+}
+
+/** The value a plug-in setting's flag was given, if any (commander keeps it under the flag's camelCase name). */
+export function featureFlagValue(flags: WorkerFlags, setting: Setting): SettingValue | undefined {
+  if (setting.flag === undefined) return undefined;
+  const value = (flags as Record<string, unknown>)[new Option(`${setting.flag} <value>`).attributeName()];
+  return value as SettingValue | undefined;
 }
 
 export function portFlag(text: string): number {

@@ -11,6 +11,7 @@ import { BOUNDS, describeBound, type BoundName } from "../platform/config/bounds
 import { loadConfig, type ClusterFileConfig, type FileSettings } from "../platform/config/loadConfig.js";
 import type { CapsuleConfig, QueueSpec, WorkerOptions } from "../platform/config/options.js";
 import { ConfigError } from "../wire/errors.js";
+import { parseSettingText, type Setting, type SettingValue } from "../platform/config/settings.js";
 import { redactUrl } from "../platform/redis/connection.js";
 import { isRedisUrl, REDIS_URL_FORMAT } from "../platform/redis/redisUrl.js";
 import { registerUrlSecrets } from "../platform/secrets.js";
@@ -19,6 +20,7 @@ import { sizeLimitsFromEnv, type SizeLimits } from "../client/compression/settin
 import {
   buildWorkerCommand,
   DEFAULT_CONFIG,
+  featureFlagValue,
   DEFAULT_ENVIRONMENT,
   DEFAULT_METRICS_HOST,
   parseBounded,
@@ -43,8 +45,14 @@ const DEFAULT_QUEUES: readonly QueueSpec[] = [{ name: "default", weight: 0 }];
  * Parses `argv` (without node and the script: `process.argv.slice(2)`), reads the config file and the
  * environment, and returns the merged options plus the file's `cluster:` section for the supervisor.
  */
-export function resolveWorkerOptions(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ResolvedWorkerOptions {
-  return resolveWorkerFlags(parseWorkerCommandLine<WorkerFlags>(buildWorkerCommand(), argv), env, cwd);
+export function resolveWorkerOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  features: readonly Setting[] = [],
+): ResolvedWorkerOptions {
+  const flags = parseWorkerCommandLine<WorkerFlags>(buildWorkerCommand(features), argv);
+  return resolveWorkerFlags(flags, env, cwd, features);
 }
 
 export interface ResolvedWorkerOptions {
@@ -54,13 +62,25 @@ export interface ResolvedWorkerOptions {
   concurrencyGiven: boolean;
 }
 
-/** resolveWorkerOptions for flags already parsed by parseWorkerCommandLine (as `tsq-cluster` does). */
-export function resolveWorkerFlags(flags: WorkerFlags, env: NodeJS.ProcessEnv, cwd: string): ResolvedWorkerOptions {
+/**
+ * resolveWorkerOptions for flags already parsed by parseWorkerCommandLine (as `tsq-cluster` does).
+ * `features`: the settings of the plug-ins the process runs (`settingsOf`), which the config file, the
+ * environment and the flags may set besides the core's.
+ */
+export function resolveWorkerFlags(
+  flags: WorkerFlags,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  features: readonly Setting[] = [],
+): ResolvedWorkerOptions {
   const environment = flags.environment ?? environmentName(env);
   const config = locateConfig(flags.config, cwd);
-  const file = config ? loadConfig(config.path, environment, config.label) : {};
+  const file = config ? loadConfig(config.path, environment, config.label, features) : {};
   const fromEnv = readEnvironment(env);
-  const options = merge(flags, file, fromEnv, { cwd, environment, configFile: config?.path });
+  const options = {
+    ...merge(flags, file, fromEnv, { cwd, environment, configFile: config?.path }),
+    ...featureOptions(features, flags, file, env, config?.label),
+  };
   for (const url of [options.redisUrl, ...(options.shards ?? []).map((shard) => shard.url)]) registerUrlSecrets(url);
   registerUrlSecrets(options.defaultRedisUrl);
   const concurrencyGiven = (flags.concurrency ?? file.concurrency ?? fromEnv.concurrency) !== undefined;
@@ -149,13 +169,8 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
     compressThresholdBytes:
       file.compressThresholdBytes ?? fromEnv.compressThresholdBytes ?? defaults.compressThresholdBytes,
     maxInflatedBytes: file.maxInflatedBytes ?? fromEnv.maxInflatedBytes ?? defaults.maxInflatedBytes,
-    killSwitchRefreshInterval: file.killSwitchRefreshInterval ?? defaults.killSwitchRefreshInterval,
-    concurrencyLimitMaxParked: file.concurrencyLimitMaxParked ?? defaults.concurrencyLimitMaxParked,
     sidekiqVersion: file.sidekiqVersion ?? defaults.sidekiqVersion,
-    ...leaderTiming(file, context.configFile),
     cron: file.cron ?? defaults.cron,
-    sidekiqCron: file.sidekiqCron ?? defaults.sidekiqCron,
-    sidekiqCronPollInterval: file.sidekiqCronPollInterval ?? defaults.sidekiqCronPollInterval,
     routingRules: file.routingRules ?? defaults.routingRules,
     executionMetrics: flags.executionMetrics ?? file.executionMetrics ?? defaults.executionMetrics,
     metricsMaxLabelValues: file.metricsMaxLabelValues ?? defaults.metricsMaxLabelValues,
@@ -173,25 +188,39 @@ function merge(flags: WorkerFlags, file: FileSettings, fromEnv: EnvSettings, con
   };
 }
 
-/** Leader election and periodic job timings; a renewal interval not below the TTL would let leadership lapse. */
-function leaderTiming(
+/**
+ * The plug-ins' settings that a flag, the file or the environment gives (in that precedence), by option
+ * key; one given nowhere stays absent and its plug-in reads the default. Then each setting's check
+ * against the others (a leader renewal not below the TTL), naming the file.
+ */
+function featureOptions(
+  features: readonly Setting[],
+  flags: WorkerFlags,
   file: FileSettings,
-  configFile: string | undefined,
-): Pick<WorkerOptions, "leaderTtl" | "leaderRenewInterval" | "leaderCheckInterval" | "cronGracePeriod"> {
-  const leaderTtl = file.leaderTtl ?? DEFAULTS.leaderTtl;
-  const leaderRenewInterval = file.leaderRenewInterval ?? Math.min(DEFAULTS.leaderRenewInterval, leaderTtl / 4);
-  if (leaderRenewInterval >= leaderTtl) {
-    throw new ConfigError(
-      `${configFile ?? "config"}: leader_renew_interval (${leaderRenewInterval} s) must be below leader_ttl (${leaderTtl} s), ` +
-        "or the leader's record expires between renewals",
-    );
+  env: NodeJS.ProcessEnv,
+  label: string | undefined,
+): Record<string, SettingValue> {
+  const given: Record<string, SettingValue> = {};
+  for (const setting of features) {
+    const value = featureFlagValue(flags, setting) ?? file.features?.[setting.key] ?? featureEnv(setting, env);
+    if (value !== undefined) given[setting.key] = value;
   }
-  return {
-    leaderTtl,
-    leaderRenewInterval,
-    leaderCheckInterval: file.leaderCheckInterval ?? DEFAULTS.leaderCheckInterval,
-    cronGracePeriod: file.cronGracePeriod ?? DEFAULTS.cronGracePeriod,
-  };
+  for (const setting of features) {
+    const value = given[setting.key];
+    const problem = value === undefined ? undefined : setting.check?.(value, given);
+    if (problem !== undefined) throw new ConfigError(`${label ?? "config"}: ${problem}`);
+  }
+  return given;
+}
+
+/** A setting's environment variable; empty counts as unset, as for the core's. */
+function featureEnv(setting: Setting, env: NodeJS.ProcessEnv): SettingValue | undefined {
+  const text = setting.env === undefined ? undefined : env[setting.env];
+  if (!text) return undefined;
+  const value = parseSettingText(setting, text);
+  if (value === undefined)
+    throw new ConfigError(`${setting.env} must be ${setting.expected}, got ${JSON.stringify(text)}; fix or unset it`);
+  return value;
 }
 
 /** The "default" capsule from -q/queues and the resolved concurrency, then the file's extra capsules. */

@@ -16,7 +16,7 @@ import type { ServerContext } from "./context.js";
 import type { ClientEvents } from "../client/events.js";
 import type { JobEvents, PluginMetrics, ServerHooks, StoredJobs } from "./hooks.js";
 import type { PluginFetch } from "./fetch/fetchOrder.js";
-import type { Setting } from "./pluginSettings.js";
+import { distinctSettings, type Setting } from "../platform/config/settings.js";
 
 export type {
   Service,
@@ -30,7 +30,7 @@ export type {
   FeatureGauge,
 } from "./hooks.js";
 export type { FetchOrder, PluginFetch } from "./fetch/fetchOrder.js";
-export { defineSetting, type Setting, type SettingSpec } from "./pluginSettings.js";
+export { defineSetting, type Setting, type SettingSpec } from "../platform/config/settings.js";
 
 export interface Plugin extends ClientPlugin, PluginMetrics {
   /** Hooks for one worker; undefined when no class of this worker uses the feature. */
@@ -53,7 +53,10 @@ export interface Plugin extends ClientPlugin, PluginMetrics {
    * against other plug-ins' orders.
    */
   fetch?: PluginFetch;
-  /** The worker options the feature reads (`defineSetting`), each read in `server(ctx)`. */
+  /**
+   * The worker options the feature reads (`defineSetting`), each read in `server(ctx)`; the config file,
+   * and a variable or flag a setting names, may set them where this plug-in runs.
+   */
   settings?: readonly Setting[];
   /**
    * The events the feature emits: on a worker's `ctx.events` (`job`) and on a Client's `events`
@@ -91,6 +94,11 @@ export function definePlugin<P extends Plugin>(plugin: P): P {
   if (typeof plugin?.name !== "string" || plugin.name === "")
     throw new TypeError("definePlugin: a plug-in needs a non-empty `name`");
   return plugin;
+}
+
+/** The settings a plug-in list declares, each once (settings.ts); two under one name are refused. */
+export function settingsOf(plugins: readonly Plugin[]): Setting[] {
+  return distinctSettings(plugins.map((plugin) => plugin.settings));
 }
 
 /** Every hook of the given plug-ins for one worker, in list order (undefined ones dropped). */

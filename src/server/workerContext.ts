@@ -96,8 +96,8 @@ export function buildWorkerContext(
     maxPayloadBytes: options.maxPayloadBytes,
     compressThresholdBytes: options.compressThresholdBytes,
     maxInflatedBytes: options.maxInflatedBytes,
-    // Jobs of limited classes pushed from jobs are parked at push under the worker's own bound.
-    concurrencyLimits: { maxParked: options.concurrencyLimitMaxParked, slotTtl: options.heartbeatTtl },
+    // Plug-ins read this worker's settings for the pushes of its jobs (a limited class's parked bound).
+    workerOptions: options as unknown as Readonly<Record<string, unknown>>,
     // Jobs that enqueue jobs reach every shard; this process's own Redis serves its shard's queues.
     shards: { map: shardMapOf(options), home: options.shard ?? DEFAULT_SHARD },
   });

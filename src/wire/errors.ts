@@ -1,5 +1,7 @@
 /**
- * The few named errors tsq raises. Each message says what was wrong and what to do about it.
+ * The few named errors the core raises. Each message says what was wrong and what to do about it. A
+ * feature's own errors live in its folder (a concurrency limit's full parked list, reliable push's full
+ * buffer, an iterable job's unreadable state, a durable job's), exported from the package root as these.
  */
 
 export class TsqError extends Error {
@@ -46,30 +48,27 @@ export class PayloadDecompressionError extends TsqError {
 }
 
 /**
- * A job of a concurrency-limited class found no free slot and its class's parked list is full
- * (`concurrency_limit_max_parked`). The job is not parked. At run time it fails like any other (retry
- * with back-off, then dead); at push the push fails and `jids` names the jobs not enqueued (the other
- * jobs of the same write were). An overload is loud instead of growing Redis without bound (GitLab's
- * documented flaw).
+ * A plug-in's write refused some jobs of a push (`alternateWrite`): `jids` names the jobs not enqueued,
+ * and the other jobs of the same write were. The core undoes only those jobs' `beforeWrite` steps, merges
+ * the refusals of several shards into one, and turns them into nulls in a bulk push's results. A
+ * feature subclasses it (ConcurrencyLimitFullError) so the core need not name it.
  */
-export class ConcurrencyLimitFullError extends TsqError {
-  override name = "ConcurrencyLimitFullError";
+export class PushRefusedError extends TsqError {
+  override name = "PushRefusedError";
 
   constructor(
     message: string,
-    /** At push: the jobs refused; empty at run time. */
+    /** At push: the jobs refused; empty when thrown at run time. */
     readonly jids: readonly string[] = [],
   ) {
     super(message);
   }
-}
 
-/**
- * Reliable push's in-memory buffer is full while Redis is unreachable: this job was not enqueued (jobs
- * buffered before it still are). Raise `reliablePush.maxBuffered`, or retry once Redis is back.
- */
-export class PushBufferFullError extends TsqError {
-  override name = "PushBufferFullError";
+  /** The same kind of refusal for other jobs: merged refusals of several shards keep their class. */
+  refusing(message: string, jids: readonly string[]): PushRefusedError {
+    const Kind = this.constructor as new (message: string, jids: readonly string[]) => PushRefusedError;
+    return new Kind(message, jids);
+  }
 }
 
 /**
@@ -79,15 +78,6 @@ export class PushBufferFullError extends TsqError {
  */
 export class JobInterrupted extends TsqError {
   override name = "JobInterrupted";
-}
-
-/**
- * An iterable job's saved state (`it-<jid>`) cannot be read: a cursor that is not JSON, a non-numeric
- * count. Retrying cannot help, so the job goes straight to the dead set; fix or delete the field, then
- * retry it from there.
- */
-export class IterationStateError extends TsqError {
-  override name = "IterationStateError";
 }
 
 /**

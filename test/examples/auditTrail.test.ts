@@ -9,7 +9,8 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import type { EventEmitter } from "node:events";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -20,7 +21,8 @@ import { Client } from "../../src/client/Client.js";
 import { builtinPlugins } from "../../src/plugins.js";
 import { JobMetrics } from "../../src/metrics/JobMetrics.js";
 import { ConfigError } from "../../src/wire/errors.js";
-import type { Plugin } from "../../src/server/plugin.js";
+import { settingsOf, type Plugin } from "../../src/server/plugin.js";
+import { resolveWorkerOptions } from "../../src/options/workerOptions.js";
 import type { LuaSource } from "../../src/platform/redis/luaScript.js";
 
 const handle = useRedis();
@@ -187,6 +189,58 @@ test("the outside plug-in's setting is checked as the worker is built: a bad val
       `auditTrailMaxLength: ${String(bad)}`,
     );
   }
+});
+
+test("the outside plug-in's setting is read from the config file of a process that runs it", async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), "tsq-audit-config-"));
+  t.after(() => rmSync(cwd, { recursive: true, force: true }));
+  mkdirSync(join(cwd, "config"));
+  const write = (text: string) => writeFileSync(join(cwd, "config/tsq.yml"), text);
+  const audit = auditTrail();
+  const plugins = [...builtinPlugins(), audit];
+  // As the CLI reads a file: with the settings of the plug-ins it runs. The environment section wins.
+  write("audit_trail_max_length: 5\nproduction:\n  audit_trail_max_length: 2\n");
+  const { options } = resolveWorkerOptions(["-e", "production"], {}, cwd, settingsOf(plugins));
+  assert.equal((options as { auditTrailMaxLength?: number }).auditTrailMaxLength, 2);
+
+  class Filed {
+    perform() {}
+  }
+  const lengths: number[] = [];
+  audit.events.on("audit:written", (_entry, length) => void lengths.push(length));
+  const launcher = testLauncher(handle.url, [Filed], { ...options, redisUrl: handle.url, plugins });
+  await launcher.start();
+  try {
+    const client = new Client({ redis: handle.url, plugins: [] });
+    for (let i = 0; i < 3; i++) await client.push({ class: "Filed", args: [] });
+    await client.close();
+    await until(() => lengths.length === 3);
+  } finally {
+    await launcher.stop();
+  }
+  assert.deepEqual(lengths, [1, 2, 2], "the trail is trimmed to the file's length");
+
+  // A bad value in the file is refused by its file key, with what is expected.
+  for (const bad of ["0", "-1", ".nan", "2.5", "2000000", '"10"']) {
+    write(`audit_trail_max_length: ${bad}\n`);
+    assert.throws(
+      () => resolveWorkerOptions([], {}, cwd, settingsOf(plugins)),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /^config\/tsq\.yml: audit_trail_max_length must be an integer from 1 to 1000000, got /.test(error.message),
+      bad,
+    );
+  }
+  // Where the plug-in does not run, its key is unknown: refused naming the key and the fix.
+  write("audit_trail_max_length: 2\n");
+  assert.throws(
+    () => resolveWorkerOptions([], {}, cwd, settingsOf(builtinPlugins())),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      /unknown key "audit_trail_max_length"; fix its spelling or remove it .*a plug-in's key is known only where that plug-in runs$/.test(
+        error.message,
+      ),
+  );
 });
 
 test("the outside plug-in's fetch order runs after the plug-ins it names", async () => {

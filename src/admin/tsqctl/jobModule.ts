@@ -7,6 +7,8 @@ import type { Command } from "commander";
 import { WorkerRouter } from "../../platform/attributes/WorkerRouter.js";
 import { Registry } from "../../server/Registry.js";
 import { resolveWorkerFlags } from "../../options/workerOptions.js";
+import { packagePlugins } from "../../packagePlugins.js";
+import { settingsOf } from "../../server/plugin.js";
 import type { CliIO } from "./common.js";
 
 export interface ModuleFlags {
@@ -34,7 +36,12 @@ export function addModuleOptions(command: Command): Command {
  * runs the module's top-level code, which a plain push by name should not do); `-r` always loads.
  */
 export async function loadJobModule(flags: ModuleFlags, io: CliIO, whenRouting = false): Promise<JobModule> {
-  const { options } = resolveWorkerFlags({ require: flags.require, config: flags.config }, io.env, process.cwd());
+  const { options } = resolveWorkerFlags(
+    { require: flags.require, config: flags.config },
+    io.env,
+    process.cwd(),
+    settingsOf(packagePlugins()),
+  );
   const registry = new Registry();
   const wanted = !whenRouting || flags.require !== undefined || options.routingRules.length > 0;
   if (options.require !== undefined && wanted) await registry.load(options.require);

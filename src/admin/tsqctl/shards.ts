@@ -9,6 +9,8 @@
  */
 import type { Command } from "commander";
 import { resolveWorkerFlags } from "../../options/workerOptions.js";
+import { packagePlugins } from "../../packagePlugins.js";
+import { settingsOf } from "../../server/plugin.js";
 import { shardMapOf } from "../../platform/shards/serve.js";
 import { discoverGroups } from "../../platform/shards/discoverGroups.js";
 import { groupOfUrl, isClusterUrl } from "../../platform/redis/clusterUrl.js";
@@ -39,6 +41,7 @@ export function shardMap(flags: ShardFlags, io: CliIO): ShardMap {
     { ...(flags.config === undefined ? {} : { config: flags.config }), redisUrl: flags.redisUrl },
     io.env,
     process.cwd(),
+    settingsOf(packagePlugins()),
   );
   return shardMapOf(options);
 }

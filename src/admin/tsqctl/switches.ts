@@ -9,7 +9,6 @@
  * Workers notice within `kill_switch_refresh_interval` seconds (2 by default).
  */
 import { InvalidArgumentError, type Command } from "commander";
-import { DEFAULTS } from "../../platform/config/defaults.js";
 import { nowSeconds } from "../../wire/timestamps.js";
 import {
   DEFAULT_DEFER_DELAY,
@@ -18,6 +17,7 @@ import {
   setSwitch,
   type KillSwitch,
 } from "../../features/flow/kill-switches/switches.js";
+import { refreshInterval } from "../../features/flow/kill-switches/settings.js";
 import { addJsonOption, addRedisUrlOption, printJson, resolveRedisUrl, withRedis, type CliIO } from "./common.js";
 import { settingUrls, type ShardFlags } from "./shards.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";
@@ -45,7 +45,7 @@ function className(text: string): string {
   return text;
 }
 
-const NOTICE = `workers apply it within ${DEFAULTS.killSwitchRefreshInterval} s (kill_switch_refresh_interval)`;
+const NOTICE = `workers apply it within ${refreshInterval.default} s (${refreshInterval.fileKey})`;
 
 /**
  * Runs `write` on every shard (a class's jobs may run on any of them) or on the one Redis chosen with

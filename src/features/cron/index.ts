@@ -11,6 +11,7 @@ import { CronScheduler } from "./CronScheduler.js";
 import { Leader } from "./Leader.js";
 import { validateCron } from "./schedules.js";
 import { SidekiqCronPoller } from "./SidekiqCronPoller.js";
+import { cronSettings, type CronSettings } from "./settings.js";
 
 export type { CronEntry, CronDeclaration, CronClassEntry } from "../../platform/config/cronEntry.js";
 export { validateCron, classSchedules } from "./schedules.js";
@@ -33,11 +34,17 @@ export interface CronHandle {
 /** Extra seconds a tick's claim key outlives the grace period and a leader change. */
 const CLAIM_MARGIN = 60;
 
-/** tsq's own schedules (see startOwnCron) and, when opted in, the sidekiq-cron poller. */
-export function startCron(ctx: ServerContext): CronHandle | undefined {
-  const own = startOwnCron(ctx);
-  if (!ctx.options.sidekiqCron) return own;
-  const poller = new SidekiqCronPoller(ctx, ctx.options.sidekiqCronPollInterval);
+/**
+ * tsq's own schedules (see startOwnCron) and, when opted in, the sidekiq-cron poller. `settings`: the
+ * worker's, read by the plug-in as the worker was built.
+ */
+export function startCron(
+  ctx: ServerContext,
+  settings: CronSettings = cronSettings(ctx.options),
+): CronHandle | undefined {
+  const own = startOwnCron(ctx, settings);
+  if (!settings.sidekiqCron) return own;
+  const poller = new SidekiqCronPoller(ctx, settings.sidekiqCronPollInterval);
   poller.start();
   let stopping: Promise<void> | undefined;
   return {
@@ -53,18 +60,17 @@ export function startCron(ctx: ServerContext): CronHandle | undefined {
  * stays out of the election: `dear-leader` is also Sidekiq Enterprise's, and a tsq process holding it
  * for nothing would stop a Ruby fleet's periodic jobs.
  */
-function startOwnCron(ctx: ServerContext): CronHandle | undefined {
-  const { options } = ctx;
-  const schedules = validateCron(options.cron, ctx.registry);
+function startOwnCron(ctx: ServerContext, settings: CronSettings): CronHandle | undefined {
+  const schedules = validateCron(ctx.options.cron, ctx.registry);
   if (schedules.length === 0) return undefined;
   const leader = new Leader(ctx, {
-    ttl: options.leaderTtl,
-    renewInterval: options.leaderRenewInterval,
-    checkInterval: options.leaderCheckInterval,
+    ttl: settings.leaderTtl,
+    renewInterval: settings.leaderRenewInterval,
+    checkInterval: settings.leaderCheckInterval,
   });
   const scheduler = new CronScheduler(ctx, schedules, leader, {
-    grace: options.cronGracePeriod,
-    claimTtl: Math.ceil(options.cronGracePeriod + options.leaderTtl + CLAIM_MARGIN),
+    grace: settings.cronGracePeriod,
+    claimTtl: Math.ceil(settings.cronGracePeriod + settings.leaderTtl + CLAIM_MARGIN),
   });
   leader.start();
   scheduler.start();

@@ -9,12 +9,16 @@ import { definePlugin, type Service } from "../../server/plugin.js";
 import { refuseOnCluster } from "../../server/clusterRefusal.js";
 import { startCron, type CronHandle } from "./index.js";
 import { CRON_SCRIPTS } from "./scripts.js";
+import { CRON_SETTINGS, cronSettings } from "./settings.js";
 
 export const cron = definePlugin({
   name: "cron",
   scripts: CRON_SCRIPTS,
+  settings: CRON_SETTINGS,
   server(ctx) {
-    if (ctx.options.sidekiqCron)
+    // Read once as the worker is built: a bad value stops it here, naming the key.
+    const settings = cronSettings(ctx.options);
+    if (settings.sidekiqCron)
       refuseOnCluster(
         ctx,
         "sidekiq_cron",
@@ -26,7 +30,7 @@ export const cron = definePlugin({
     const service: Service & { electNow(): void } = {
       name: "cron",
       stopOnQuiet: true,
-      start: () => void (handle = startCron(ctx)),
+      start: () => void (handle = startCron(ctx, settings)),
       stop: async () => {
         await handle?.stop();
       },

@@ -26,7 +26,8 @@
 import { performance } from "node:perf_hooks";
 import { Job } from "../../client/Job.js";
 import { defaultClient } from "../../client/defaultClient.js";
-import { ArgumentError, IterationStateError, JobInterrupted } from "../../wire/errors.js";
+import { ArgumentError, JobInterrupted } from "../../wire/errors.js";
+import { IterationStateError } from "./errors.js";
 import { logger } from "../../platform/logger.js";
 import type { JsonValue } from "../../wire/payload.js";
 import type { TsqRedis } from "../../platform/redis/connection.js";

@@ -6,7 +6,8 @@
  * first. The job saves it before the item runs, so a graceful stop repeats nothing and a crash repeats
  * only the items since the last save (Sidekiq's meaning, so a cursor reads the same in its Web UI).
  */
-import { ArgumentError, IterationStateError } from "../../wire/errors.js";
+import { ArgumentError } from "../../wire/errors.js";
+import { IterationStateError } from "./errors.js";
 import type { JsonValue } from "../../wire/payload.js";
 
 /** One step: the item to process and the cursor that resumes at it. */

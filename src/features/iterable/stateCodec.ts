@@ -10,7 +10,7 @@
  *        would turn them into null or a string, and the job would resume from the wrong place.
  *   rt   seconds: a finite number >= 0 (-0 is written "0")
  */
-import { IterationStateError } from "../../wire/errors.js";
+import { IterationStateError } from "./errors.js";
 import type { JsonValue } from "../../wire/payload.js";
 
 /** Bytes of cursor JSON at most: the cursor is rewritten every flush (5 s), it is a position, not data. */

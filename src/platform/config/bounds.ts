@@ -8,7 +8,8 @@
  *   - counts that size allocations (concurrency, queue weights) stay where the slots still fit in memory;
  *   - byte sizes stay below Redis's 512 MB string and V8's longest string (about 512 M characters).
  *
- * docs/config.md lists every bound; keep the two in step.
+ * docs/config.md lists every bound; keep the two in step. A feature's settings state their bounds where
+ * they are declared (defineSetting, platform/config/settings.ts), with these same limits.
  */
 
 export interface Bound {
@@ -52,12 +53,6 @@ export const BOUNDS = Object.freeze({
   fetchTimeout: seconds(MAX_INTERVAL),
   averageScheduledPollInterval: seconds(MAX_INTERVAL),
   pollIntervalAverage: seconds(MAX_INTERVAL),
-  killSwitchRefreshInterval: seconds(MAX_INTERVAL),
-  leaderTtl: count(1, MAX_INTERVAL, "seconds"),
-  leaderRenewInterval: seconds(MAX_INTERVAL),
-  leaderCheckInterval: seconds(MAX_INTERVAL),
-  cronGracePeriod: seconds(MAX_INTERVAL),
-  sidekiqCronPollInterval: seconds(MAX_INTERVAL),
   // A retry's delay grows as count^4 s: retry 1,000 already waits ~30,000 years.
   maxRetries: count(0, 1_000, "retries"),
   deadMaxJobs: count(0, 10_000_000, "jobs"),
@@ -69,7 +64,6 @@ export const BOUNDS = Object.freeze({
   maxPayloadBytes: count(1, MAX_BYTES, "bytes"),
   compressThresholdBytes: count(0, MAX_BYTES, "bytes"),
   maxInflatedBytes: count(1, MAX_BYTES, "bytes"),
-  concurrencyLimitMaxParked: count(1, 10_000_000, "jobs"),
   metricsMaxLabelValues: count(1, MAX_LABEL_VALUES, "distinct values per metrics label"),
   // Redis's SELECT takes a 32-bit index.
   db: count(0, 2 ** 31 - 1, "database index"),
@@ -93,9 +87,9 @@ export function withinBound(value: unknown, bound: Bound): value is number {
 
 /** "an integer from 1 to 10000 (job slots)", "a number of seconds above 0 and at most 86400". */
 export function describeBound(bound: Bound): string {
-  if (bound.integer) return `an integer from ${bound.min} to ${bound.max} (${bound.unit})`;
+  if (bound.integer) return `an integer from ${bound.min} to ${bound.max}${bound.unit ? ` (${bound.unit})` : ""}`;
   const low = bound.above ? `above ${bound.min}` : `from ${bound.min}`;
-  return `a number of ${bound.unit} ${low} and at most ${bound.max}`;
+  return `${bound.unit ? `a number of ${bound.unit}` : "a number"} ${low} and at most ${bound.max}`;
 }
 
 /** How a bad number reads in a message: NaN and Infinity by name (JSON would say null). */

@@ -52,7 +52,9 @@ export function snakeCase(field: string): string {
 }
 export function unknownKey(file: string, path: string, known: Iterable<string>): never {
   const list = [...known].join(", ");
-  throw new ConfigError(`${file}: unknown key "${path}"; fix its spelling or remove it (known keys: ${list})`);
+  // A top-level key may be a plug-in's, known only when that plug-in is in the list the process runs.
+  const plugin = path.includes(".") ? "" : "; a plug-in's key is known only where that plug-in runs";
+  throw new ConfigError(`${file}: unknown key "${path}"; fix its spelling or remove it (known keys: ${list})${plugin}`);
 }
 export function fail(at: Where, expected: string, value: unknown): never {
   const what = at.path === "" ? "the top level" : at.path;

@@ -1,6 +1,7 @@
 /**
- * The one table of defaults. Every tunable has its unit and the Sidekiq behaviour it mirrors.
- * Precedence when resolving options: CLI flag > config file > environment > these defaults.
+ * The one table of the core's defaults. Every tunable has its unit and the Sidekiq behaviour it mirrors.
+ * Precedence when resolving options: CLI flag > config file > environment > these defaults. A feature's
+ * settings are declared by its plug-in, with their defaults (defineSetting, settings.ts).
  */
 import type { CronEntry } from "./cronEntry.js";
 import type { RoutingRule } from "../attributes/WorkerRouter.js";
@@ -45,18 +46,6 @@ export interface Defaults {
    */
   readonly maxInflatedBytes: number;
   /**
-   * Seconds a worker keeps its copy of the kill switches (`tsqctl defer|drop|resume`) before reading them
-   * again (one HGETALL): how soon a switch takes effect. Shorter reacts faster, costs a read more often.
-   */
-  readonly killSwitchRefreshInterval: number;
-  /**
-   * Most jobs one concurrency-limited class may have parked, waiting for a slot (10,000). A job that
-   * would park past it fails with ConcurrencyLimitFullError and goes through retries instead, so a
-   * sustained overload shows up in the retry set rather than growing Redis without bound. Slots of a
-   * dead process expire after `heartbeatTtl`. See docs/concurrency-limits.md.
-   */
-  readonly concurrencyLimitMaxParked: number;
-  /**
    * Sidekiq generation whose formats to write (src/wire/sidekiqVersion.ts): 6 and 7 write float epoch
    * seconds (always with a fraction), 8 integer epoch milliseconds; 7 writes Sidekiq 7's
    * execution-metrics keys, 6 and 8 Sidekiq 8's. `auto` reads the versions the Ruby processes publish in
@@ -78,34 +67,6 @@ export interface Defaults {
    * a `static cron`). Only the elected leader enqueues them. Default: none.
    */
   readonly cron: readonly CronEntry[];
-  /**
-   * Seconds the leader record (`dear-leader`) lives without renewal: how long a killed leader blocks a
-   * successor. Integer (SET ... EX). Longer rides out Redis hiccups; shorter fails over faster.
-   */
-  readonly leaderTtl: number;
-  /** Seconds between the leader's renewals (Sidekiq Enterprise: 15). Must be below `leaderTtl`. */
-  readonly leaderRenewInterval: number;
-  /**
-   * Most seconds between a follower's election attempts (Sidekiq Enterprise: 60). A follower also wakes
-   * when the current record is due to expire, so failover takes about `leaderTtl`, not TTL + this.
-   */
-  readonly leaderCheckInterval: number;
-  /**
-   * Seconds after its time during which a periodic tick is still enqueued (late, e.g. across a leader
-   * change); an older tick counts as missed and is dropped unless the schedule has `catch_up`.
-   * sidekiq-cron's `reschedule_grace_period` is also 60.
-   */
-  readonly cronGracePeriod: number;
-  /**
-   * Take part in sidekiq-cron's own enqueue protocol (its `cron_jobs` schedules), so Ruby processes
-   * running sidekiq-cron and tsq processes together enqueue each tick once. Off unless opted in.
-   */
-  readonly sidekiqCron: boolean;
-  /**
-   * Most seconds between reads of sidekiq-cron's schedules (how soon a new or changed schedule is
-   * noticed); each due tick also wakes the poller, one second after the tick.
-   */
-  readonly sidekiqCronPollInterval: number;
   /**
    * GitLab-style routing rules (`routing_rules:`): `[query, queue]` pairs, first match picks the queue of
    * a push that names none. Default: none, so every class goes to its declared queue or `default`.
@@ -144,19 +105,11 @@ export const DEFAULTS = Object.freeze({
   maxPayloadBytes: 5 * 1024 * 1024,
   compressThresholdBytes: 100_000,
   maxInflatedBytes: 100 * 1024 * 1024,
-  killSwitchRefreshInterval: 2,
-  concurrencyLimitMaxParked: 10_000,
   sidekiqVersion: "auto",
   maxErrorMessageLength: 10_000,
   poisonPillRecoveries: 3,
   poisonPillWindow: 72 * 60 * 60,
   cron: Object.freeze([]),
-  leaderTtl: 60,
-  leaderRenewInterval: 15,
-  leaderCheckInterval: 60,
-  cronGracePeriod: 60,
-  sidekiqCron: false,
-  sidekiqCronPollInterval: 10,
   routingRules: Object.freeze([]),
   executionMetrics: true,
   metricsMaxLabelValues: 1000,

@@ -94,26 +94,10 @@ export interface FileSettings {
   compressThresholdBytes?: number;
   /** Bytes. */
   maxInflatedBytes?: number;
-  /** Seconds. */
-  killSwitchRefreshInterval?: number;
-  /** Jobs. */
-  concurrencyLimitMaxParked?: number;
   metrics?: MetricsFileConfig;
   cluster?: ClusterFileConfig;
   /** Periodic job schedules, in file order; expressions and time zones already checked. */
   cron?: CronEntry[];
-  /** Seconds, integer. */
-  leaderTtl?: number;
-  /** Seconds. */
-  leaderRenewInterval?: number;
-  /** Seconds. */
-  leaderCheckInterval?: number;
-  /** Seconds. */
-  cronGracePeriod?: number;
-  /** Take part in sidekiq-cron's enqueue protocol. */
-  sidekiqCron?: boolean;
-  /** Seconds. */
-  sidekiqCronPollInterval?: number;
   /** `[query, queue]` pairs, queries already parsed once to catch mistakes. */
   routingRules?: RoutingRule[];
   /** Redis servers that own some queues each (src/platform/shards); the top-level Redis is the "default" one. */
@@ -122,6 +106,8 @@ export interface FileSettings {
   executionMetrics?: boolean;
   /** Distinct values per metrics label (class, queue), 1 to 10,000. */
   metricsMaxLabelValues?: number;
+  /** The plug-ins' settings the file gives (settings.ts), by option key: not part of FILE_SCHEMA. */
+  features?: Readonly<Record<string, number | string | boolean>>;
 }
 
 function capsules(value: unknown, at: Where): CapsuleFileConfig[] {
@@ -199,8 +185,11 @@ const CLUSTER: Schema<ClusterFileConfig> = {
   metrics: nested(METRICS),
 };
 
-/** Every top-level key a file may set; any other top-level mapping is an environment section. */
-export const FILE_SCHEMA: Schema<FileSettings> = {
+/**
+ * Every top-level key of the core a file may set (a plug-in's settings are checked by loadConfig); any
+ * other top-level mapping is an environment section.
+ */
+export const FILE_SCHEMA: Schema<Omit<FileSettings, "features">> = {
   require: nonEmptyString,
   concurrency: bounded("concurrency"),
   timeout: bounded("timeout"),
@@ -224,17 +213,9 @@ export const FILE_SCHEMA: Schema<FileSettings> = {
   maxPayloadBytes: bounded("maxPayloadBytes"),
   compressThresholdBytes: bounded("compressThresholdBytes"),
   maxInflatedBytes: bounded("maxInflatedBytes"),
-  killSwitchRefreshInterval: bounded("killSwitchRefreshInterval"),
-  concurrencyLimitMaxParked: bounded("concurrencyLimitMaxParked"),
   metrics: nested(METRICS),
   cluster: nested(CLUSTER),
   cron: cronSection,
-  leaderTtl: bounded("leaderTtl"),
-  leaderRenewInterval: bounded("leaderRenewInterval"),
-  leaderCheckInterval: bounded("leaderCheckInterval"),
-  cronGracePeriod: bounded("cronGracePeriod"),
-  sidekiqCron: boolean,
-  sidekiqCronPollInterval: bounded("sidekiqCronPollInterval"),
   routingRules,
   shards: shardsSection,
   executionMetrics: boolean,

@@ -4,12 +4,15 @@
  * any top-level mapping that is not an option is an environment section. The section named by the
  * environment is merged shallowly over the top level (Sidekiq: `opts.merge(opts.delete(env) || {})`);
  * the others are ignored. Every other unknown key is an error, so a typo never falls back to a default.
+ * Besides the core's keys (fileSchema.ts), the file takes the settings the running plug-ins declare
+ * (`features`, settings.ts), checked by their own bounds and returned under `features` by option key.
  */
 import { readFileSync } from "node:fs";
 import type * as Yaml from "yaml";
 import { loadDependency } from "../dependency.js";
 import { ConfigError } from "../../wire/errors.js";
-import { type Entry, applySchema, entriesOf, isMapping, snakeCase, unknownKey } from "./checks.js";
+import { type Entry, applySchema, entriesOf, fail, isMapping, snakeCase, unknownKey } from "./checks.js";
+import type { Setting, SettingValue } from "./settings.js";
 import { FILE_SCHEMA, type FileSettings } from "./fileSchema.js";
 
 import { isClusterUrl } from "../redis/clusterUrl.js";
@@ -18,12 +21,19 @@ export type { CapsuleFileConfig, ClusterFileConfig, FileSettings, MetricsFileCon
 
 /**
  * Reads and validates one config file. `label` is the path as the user knows it (e.g. `config/tsq.yml`),
- * used in every error message; `environment` picks the section to merge over the top level.
+ * used in every error message; `environment` picks the section to merge over the top level; `features`
+ * are the plug-ins' settings whose keys the file may hold.
  */
-export function loadConfig(path: string, environment: string, label: string = path): FileSettings {
+export function loadConfig(
+  path: string,
+  environment: string,
+  label: string = path,
+  features: readonly Setting[] = [],
+): FileSettings {
   const document = parseYaml(readText(path, label), label);
   if (document === null || document === undefined) return {}; // an empty file sets nothing
-  const known = new Set(Object.keys(FILE_SCHEMA).map(snakeCase));
+  const own = new Map(features.flatMap((setting) => (setting.fileKey ? [[setting.fileKey, setting] as const] : [])));
+  const known = new Set([...Object.keys(FILE_SCHEMA).map(snakeCase), ...own.keys()]);
   const merged = new Map<string, Entry>();
   let section: Entry[] = [];
   for (const entry of entriesOf(document, { file: label, path: "" })) {
@@ -32,9 +42,21 @@ export function loadConfig(path: string, environment: string, label: string = pa
     else if (entry.key === environment) section = entriesOf(entry.value, { file: label, path: entry.key });
   }
   for (const entry of section) merged.set(entry.key, entry);
-  const settings = applySchema([...merged.values()], FILE_SCHEMA, label);
+  const core = [...merged.values()].filter((entry) => !own.has(entry.key));
+  const settings = applySchema(core, FILE_SCHEMA, label);
   checkShardUrls(settings, label);
-  return settings;
+  const featureValues = [...merged.values()].flatMap((entry) => {
+    const setting = own.get(entry.key);
+    return setting ? [[setting.key, featureValue(setting, entry, label)] as const] : [];
+  });
+  return featureValues.length > 0 ? { ...settings, features: Object.fromEntries(featureValues) } : settings;
+}
+
+/** A feature's value from the file, checked as the core's are: the message names the file and the key. */
+function featureValue(setting: Setting, entry: Entry, label: string): SettingValue {
+  return setting.accepts(entry.value)
+    ? entry.value
+    : fail({ file: label, path: entry.path }, setting.expected, entry.value);
 }
 
 /** A shard naming no Redis is a slot group of a Redis Cluster, which the same file must name. */

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/platform/config/loadConfig.js";
 import { resolveWorkerOptions } from "../../../src/options/workerOptions.js";
-import { DEFAULTS } from "../../../src/platform/config/defaults.js";
+import { CRON_SETTINGS, cronSettings } from "../../../src/features/cron/settings.js";
 import { classSchedules, validateCron } from "../../../src/features/cron/schedules.js";
 import type { CronEntry } from "../../../src/platform/config/cronEntry.js";
 import { ConfigError } from "../../../src/wire/errors.js";
@@ -138,8 +138,10 @@ test("leader and grace timings come from the file; a renewal not below the TTL i
   const cwd = mkdtempSync(join(dir, "cwd-"));
   mkdirSync(join(cwd, "config"));
   const write = (text: string) => writeFileSync(join(cwd, "config/tsq.yml"), text);
+  // The cron plug-in declares these keys: the CLI reads them with the built-in features' settings.
+  const resolve = () => resolveWorkerOptions([], {}, cwd, CRON_SETTINGS);
   write("leader_ttl: 3\nleader_renew_interval: 0.5\nleader_check_interval: 1\ncron_grace_period: 10\n" + FILE);
-  const { options } = resolveWorkerOptions([], {}, cwd);
+  const { options } = resolve();
   assert.equal(options.leaderTtl, 3);
   assert.equal(options.leaderRenewInterval, 0.5);
   assert.equal(options.leaderCheckInterval, 1);
@@ -149,30 +151,44 @@ test("leader and grace timings come from the file; a renewal not below the TTL i
     ["nightly_report", "every_second"],
   );
   write("");
-  const defaults = resolveWorkerOptions([], {}, cwd).options;
+  const defaults = resolve().options;
+  assert.equal(defaults.leaderTtl, undefined, "a setting given nowhere stays absent: its plug-in reads the default");
+  const read = cronSettings(defaults);
   assert.deepEqual(
-    [
-      defaults.leaderTtl,
-      defaults.leaderRenewInterval,
-      defaults.leaderCheckInterval,
-      defaults.cronGracePeriod,
-      defaults.cron,
-    ],
-    [DEFAULTS.leaderTtl, 15, 60, 60, []],
+    [read.leaderTtl, read.leaderRenewInterval, read.leaderCheckInterval, read.cronGracePeriod, defaults.cron],
+    [60, 15, 60, 60, []],
   );
   write("leader_ttl: 4\n");
-  assert.equal(
-    resolveWorkerOptions([], {}, cwd).options.leaderRenewInterval,
-    1,
-    "a short TTL shortens the default renewal",
-  );
+  assert.equal(cronSettings(resolve().options).leaderRenewInterval, 1, "a short TTL shortens the default renewal");
   write("leader_ttl: 5\nleader_renew_interval: 5\n");
+  configError(resolve, /^config\/tsq\.yml: leader_renew_interval \(5 s\) must be below leader_ttl \(5 s\)/);
+  write("leader_renew_interval: 60\n");
+  configError(resolve, /leader_renew_interval \(60 s\) must be below leader_ttl \(60 s\)/);
+  write("leader_ttl: 2.5\n");
+  configError(resolve, /leader_ttl must be an integer from 1 to 86400 \(seconds\)/);
+  // Where the cron plug-in's settings are not known, its keys are refused like any unknown key.
+  write("leader_ttl: 3\n");
   configError(
     () => resolveWorkerOptions([], {}, cwd),
-    /leader_renew_interval \(5 s\) must be below leader_ttl \(5 s\)/,
+    /unknown key "leader_ttl"; fix its spelling or remove it \(known keys: .*\); a plug-in's key is known only where that plug-in runs$/,
   );
-  write("leader_ttl: 2.5\n");
-  configError(() => resolveWorkerOptions([], {}, cwd), /leader_ttl must be an integer from 1 to 86400 \(seconds\)/);
+});
+
+test("cronSettings, as the plug-in reads them from a worker's options: a renewal not below the TTL is refused", () => {
+  assert.deepEqual(cronSettings({ leaderTtl: 4, sidekiqCron: true }), {
+    leaderTtl: 4,
+    leaderRenewInterval: 1,
+    leaderCheckInterval: 60,
+    cronGracePeriod: 60,
+    sidekiqCron: true,
+    sidekiqCronPollInterval: 10,
+  });
+  configError(() => cronSettings({ leaderTtl: 4, leaderRenewInterval: 4 }), /leader_renew_interval \(4 s\)/);
+  configError(
+    () => cronSettings({ leaderCheckInterval: 0 }),
+    /`leaderCheckInterval` must be a number of seconds above 0/,
+  );
+  configError(() => cronSettings({ sidekiqCron: "yes" }), /`sidekiqCron` must be true or false/);
 });
 
 test("validateCron: an unknown class is rejected naming the schedule and where it was declared", () => {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { useRedis } from "../../helpers/redis.js";
 import { flushState, loadState } from "../../../src/features/iterable/state.js";
 import { MAX_CURSOR_BYTES } from "../../../src/features/iterable/stateCodec.js";
-import { IterationStateError } from "../../../src/wire/errors.js";
+import { IterationStateError } from "../../../src/features/iterable/errors.js";
 import type { JsonValue } from "../../../src/wire/payload.js";
 
 const handle = useRedis();

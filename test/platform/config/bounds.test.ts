@@ -9,21 +9,32 @@ import {
   MAX_CONCURRENCY,
   MAX_TIMER_MS,
   describeBound,
+  type Bound,
   type BoundName,
 } from "../../../src/platform/config/bounds.js";
+import { builtinPlugins } from "../../../src/plugins.js";
+import { settingsOf } from "../../../src/server/plugin.js";
 import { resolveWorkerOptions, UsageError } from "../../../src/options/workerOptions.js";
 import { resolveClusterOptions } from "../../../src/options/clusterOptions.js";
 import { workerOptionsOf } from "../../../src/library/workerConfig.js";
 import { ArgumentError, ConfigError } from "../../../src/wire/errors.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tsq-bounds-"));
+/** The built-in features' settings, whose keys a file may hold where they run (as the CLI reads it). */
+const FEATURES = settingsOf(builtinPlugins());
+/** A feature setting's bound, by option key. */
+function featureBound(key: string): Bound {
+  const bound = FEATURES.find((setting) => setting.key === key)?.bound;
+  assert.ok(bound, `no built-in feature declares a numeric ${key}`);
+  return bound;
+}
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 let files = 0;
 function load(text: string): unknown {
   const path = join(dir, `config-${++files}.yml`);
   writeFileSync(path, text);
-  return loadConfig(path, "development", "config/tsq.yml");
+  return loadConfig(path, "development", "config/tsq.yml", FEATURES);
 }
 
 function refused(text: string, message: string | RegExp): void {
@@ -38,8 +49,8 @@ function refused(text: string, message: string | RegExp): void {
   );
 }
 
-/** Every numeric key of a config file, as YAML wants it, with its entry in BOUNDS. */
-const KEYS: [yaml: (value: string) => string, path: string, bound: BoundName][] = [
+/** Every numeric key of a config file, as YAML wants it, with its bound (BOUNDS, or its feature's setting). */
+const KEYS: [yaml: (value: string) => string, path: string, bound: Bound][] = [
   ...(
     [
       ["concurrency", "concurrency"],
@@ -48,12 +59,6 @@ const KEYS: [yaml: (value: string) => string, path: string, bound: BoundName][] 
       ["heartbeat_ttl", "heartbeatTtl"],
       ["average_scheduled_poll_interval", "averageScheduledPollInterval"],
       ["poll_interval_average", "pollIntervalAverage"],
-      ["kill_switch_refresh_interval", "killSwitchRefreshInterval"],
-      ["leader_ttl", "leaderTtl"],
-      ["leader_renew_interval", "leaderRenewInterval"],
-      ["leader_check_interval", "leaderCheckInterval"],
-      ["cron_grace_period", "cronGracePeriod"],
-      ["sidekiq_cron_poll_interval", "sidekiqCronPollInterval"],
       ["max_retries", "maxRetries"],
       ["dead_max_jobs", "deadMaxJobs"],
       ["dead_timeout_in_seconds", "deadTimeoutInSeconds"],
@@ -62,23 +67,34 @@ const KEYS: [yaml: (value: string) => string, path: string, bound: BoundName][] 
       ["max_payload_bytes", "maxPayloadBytes"],
       ["compress_threshold_bytes", "compressThresholdBytes"],
       ["max_inflated_bytes", "maxInflatedBytes"],
-      ["concurrency_limit_max_parked", "concurrencyLimitMaxParked"],
       ["metrics_max_label_values", "metricsMaxLabelValues"],
     ] as const
-  ).map(([key, bound]): [(value: string) => string, string, BoundName] => [(v) => `${key}: ${v}`, key, bound]),
+  ).map(([key, name]): [(value: string) => string, string, Bound] => [(v) => `${key}: ${v}`, key, BOUNDS[name]]),
+  // The features' own, declared by their plug-ins.
+  ...(
+    [
+      ["kill_switch_refresh_interval", "killSwitchRefreshInterval"],
+      ["leader_ttl", "leaderTtl"],
+      ["leader_renew_interval", "leaderRenewInterval"],
+      ["leader_check_interval", "leaderCheckInterval"],
+      ["cron_grace_period", "cronGracePeriod"],
+      ["sidekiq_cron_poll_interval", "sidekiqCronPollInterval"],
+      ["concurrency_limit_max_parked", "concurrencyLimitMaxParked"],
+    ] as const
+  ).map(([key, name]): [(value: string) => string, string, Bound] => [(v) => `${key}: ${v}`, key, featureBound(name)]),
   ...(["processes", "max_memory_mb", "hang_threshold", "max_concurrency", "min_concurrency"] as const).map(
-    (key): [(value: string) => string, string, BoundName] => [
+    (key): [(value: string) => string, string, Bound] => [
       (v) => `cluster: { ${key}: ${v} }`,
       `cluster.${key}`,
-      key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) as BoundName,
+      BOUNDS[key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) as BoundName],
     ],
   ),
   [
     (v) => `capsules: { serial: { concurrency: ${v}, queues: [serial] } }`,
     "capsules.serial.concurrency",
-    "concurrency",
+    BOUNDS.concurrency,
   ],
-  [(v) => `redis: { url: "redis://127.0.0.1:6390", db: ${v} }`, "redis.db", "db"],
+  [(v) => `redis: { url: "redis://127.0.0.1:6390", db: ${v} }`, "redis.db", BOUNDS.db],
 ];
 
 describe("every numeric config key has an upper bound", () => {
@@ -97,9 +113,8 @@ describe("every numeric config key has an upper bound", () => {
     );
   });
 
-  for (const [yaml, path, name] of KEYS) {
+  for (const [yaml, path, bound] of KEYS) {
     test(`${path}: the largest allowed value loads, one more is refused`, () => {
-      const bound = BOUNDS[name];
       load(yaml(String(bound.max)));
       const over = bound.integer ? bound.max + 1 : bound.max + 0.5;
       refused(yaml(String(over)), `config/tsq.yml: ${path} must be ${describeBound(bound)}, got ${over}`);
@@ -123,15 +138,18 @@ describe("every numeric config key has an upper bound", () => {
       "fetchTimeout",
       "averageScheduledPollInterval",
       "pollIntervalAverage",
+      "hangThreshold",
+    ];
+    for (const name of timers) assert.ok(BOUNDS[name].max * 1000 <= MAX_TIMER_MS, name);
+    const features = [
       "killSwitchRefreshInterval",
       "leaderTtl",
       "leaderRenewInterval",
       "leaderCheckInterval",
       "cronGracePeriod",
       "sidekiqCronPollInterval",
-      "hangThreshold",
     ];
-    for (const name of timers) assert.ok(BOUNDS[name].max * 1000 <= MAX_TIMER_MS, name);
+    for (const name of features) assert.ok(featureBound(name).max * 1000 <= MAX_TIMER_MS, name);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * SwitchBoard: one worker's cached copy of the kill switches, so the per-job check is a clock read and
  * a Map lookup. The copy is refreshed with one HGETALL when it is older than the refresh interval
- * (DEFAULTS.killSwitchRefreshInterval, 2 s), by the first job that notices; jobs arriving meanwhile wait
+ * (`kill_switch_refresh_interval`, 2 s: settings.ts), by the first job that notices; jobs arriving meanwhile wait
  * for that one read. A switch set with tsqctl thus reaches every worker within the interval plus one
  * read. No timer: an idle worker reads nothing and has nothing to stop.
  */

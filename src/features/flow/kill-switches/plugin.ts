@@ -6,6 +6,7 @@ import { definePlugin } from "../../../server/plugin.js";
 import { interceptJob } from "./intercept.js";
 import { SwitchBoard } from "./SwitchBoard.js";
 import { killSwitchMetrics } from "./metrics.js";
+import { refreshInterval } from "./settings.js";
 import type { JobPayload } from "../../../wire/payload.js";
 
 declare module "../../../server/hooks.js" {
@@ -19,9 +20,10 @@ export const killSwitches = definePlugin({
   name: "kill-switches",
   emits: { job: ["switched"] },
   metrics: killSwitchMetrics,
+  settings: [refreshInterval],
   server(ctx) {
     // This worker's cached copy of the switches, shared by its job slots (read from Redis at first use).
-    const board = new SwitchBoard(ctx.redis, ctx.logger, ctx.options.killSwitchRefreshInterval);
+    const board = new SwitchBoard(ctx.redis, ctx.logger, refreshInterval.read(ctx.options));
     return {
       intercept(job, unit) {
         const taken = interceptJob(ctx, board, job, unit);

@@ -16,7 +16,8 @@
  * It keeps its place: held jobs are ordered by when their push began. A connection that hangs without
  * closing is not seen as down.
  */
-import { ConcurrencyLimitFullError, PushBufferFullError } from "../../../wire/errors.js";
+import { PushRefusedError } from "../../../wire/errors.js";
+import { PushBufferFullError } from "./errors.js";
 import { SCHEDULE, queueKey } from "../../../wire/keys.js";
 import { logger as rootLogger, type Logger } from "../../../platform/logger.js";
 import type { JobPayload } from "../../../wire/payload.js";
@@ -173,10 +174,9 @@ export class PushBuffer implements WritePath {
           for (const item of batch) item.uncertain = true; // maybe partly written: look before the next try
           continue;
         }
-        // Redis answered and refused (out of memory, read-only, a full concurrency-limit parked list):
-        // these jobs cannot land; say so, with them.
-        const lost =
-          error instanceof ConcurrencyLimitFullError ? batch.filter((i) => error.jids.includes(i.job.jid)) : batch;
+        // Redis answered and refused (out of memory, read-only), or a plug-in's write refused some jobs
+        // (a full concurrency-limit parked list): these jobs cannot land; say so, with them.
+        const lost = error instanceof PushRefusedError ? batch.filter((i) => error.jids.includes(i.job.jid)) : batch;
         this.logger.error(
           { err: error, jobs: lost.map(({ job, json }) => ({ queue: job.queue, jid: job.jid, payload: json })) },
           `Redis refused ${lost.length} buffered job(s); they were NOT enqueued: push these payloads again`,

@@ -11,12 +11,13 @@
  *
  * A class without a limit costs one cached property read and no Redis call.
  */
-import { ConcurrencyLimitFullError } from "../../../wire/errors.js";
+import { ConcurrencyLimitFullError } from "../gitlab-concurrency-limits/errors.js";
 import type { Next } from "../../../platform/Chain.js";
 import { displayClass, dumpPayload, type JobPayload } from "../../../wire/payload.js";
 import type { ServerContext } from "../../../server/context.js";
 import type { KeyedLimiter } from "./KeyedLimiter.js";
 import { keyedLimitOf, limitKeyOf, type KeyedLimitPolicy } from "./keyedPolicy.js";
+import { maxParked } from "../gitlab-concurrency-limits/settings.js";
 
 export class KeyedLimitServerMiddleware {
   constructor(
@@ -72,7 +73,7 @@ export class KeyedLimitServerMiddleware {
       return;
     }
     throw new ConcurrencyLimitFullError(
-      `${name}: ${this.ctx.options.concurrencyLimitMaxParked} jobs are already parked on limit key ${key}; ` +
+      `${name}: ${maxParked.read(this.ctx.options)} jobs are already parked on limit key ${key}; ` +
         "the job goes to the retry set. Raise the class's limit, add capacity, or raise concurrency_limit_max_parked",
     );
   }

@@ -21,6 +21,7 @@ import { performOrReschedule } from "./reschedule.js";
 import { LOCK_SCRIPTS } from "../scripts.js";
 import { RATE_SCRIPTS } from "./scripts.js";
 import { keyedLimitGauges, keyedLimitMetrics, overLimitGauges, overLimitMetrics } from "./metrics.js";
+import { maxParked } from "../gitlab-concurrency-limits/settings.js";
 import type { JobPayload } from "../../../wire/payload.js";
 
 declare module "../../../server/hooks.js" {
@@ -43,6 +44,7 @@ export const keyedRateLimits = definePlugin({
   emits: { job: ["rateLimited"] },
   metrics: keyedLimitMetrics,
   gauges: keyedLimitGauges,
+  settings: [maxParked],
   server(ctx) {
     const limiter = keyedLimiter(ctx);
     if (!limiter) return undefined;
@@ -79,7 +81,7 @@ function keyedLimiter(ctx: ServerContext): KeyedLimiter | undefined {
     {
       leaseTtl: ctx.options.heartbeatTtl,
       resumeIntervalMs: RESUME_INTERVAL_MS,
-      maxParked: ctx.options.concurrencyLimitMaxParked,
+      maxParked: maxParked.read(ctx.options),
     },
     ctx.logger,
   );

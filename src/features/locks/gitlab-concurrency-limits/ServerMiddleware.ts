@@ -13,13 +13,14 @@
  * rest (scheduled jobs, retries, re-pushes, Ruby's) are decided here, after any job already parked.
  * A class without a limit costs one property read and no Redis call.
  */
-import { ConcurrencyLimitFullError } from "../../../wire/errors.js";
+import { ConcurrencyLimitFullError } from "./errors.js";
 import type { Next } from "../../../platform/Chain.js";
 import { displayClass, dumpPayload, type JobPayload } from "../../../wire/payload.js";
 import type { ServerContext } from "../../../server/context.js";
 import { nowSeconds } from "../../../wire/timestamps.js";
 import type { ConcurrencyLimiter } from "./ConcurrencyLimiter.js";
 import { concurrencyLimitOf } from "./policy.js";
+import { maxParked } from "./settings.js";
 
 export class ConcurrencyLimitServerMiddleware {
   constructor(
@@ -76,7 +77,7 @@ export class ConcurrencyLimitServerMiddleware {
       return;
     }
     throw new ConcurrencyLimitFullError(
-      `${name}: ${this.ctx.options.concurrencyLimitMaxParked} jobs are already parked waiting for ` +
+      `${name}: ${maxParked.read(this.ctx.options)} jobs are already parked waiting for ` +
         (limit < 0 ? "the class to be unpaused" : `one of its ${limit} slots`) +
         "; the job goes to the retry set. Raise the limit, add capacity, or raise concurrency_limit_max_parked",
     );

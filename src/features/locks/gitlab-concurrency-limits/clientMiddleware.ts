@@ -24,7 +24,8 @@ import type { ClientEventBus } from "../../../client/events.js";
 import type { AlternateWrite, ClientMiddlewareArgs, PreparedJob } from "../../../client/plugin.js";
 import { jobClassOf } from "../../../client/jobClasses.js";
 import { DEFAULTS } from "../../../platform/config/defaults.js";
-import { ConcurrencyLimitFullError } from "../../../wire/errors.js";
+import { maxParked } from "./settings.js";
+import { ConcurrencyLimitFullError } from "./errors.js";
 import { limitParkedKey } from "../../../wire/keys.js";
 import { limitSlot } from "./limitSlot.js";
 import { releaseLocksOf } from "../release.js";
@@ -43,7 +44,7 @@ export interface AdmissionSettings {
 }
 
 export const ADMISSION_DEFAULTS: Readonly<AdmissionSettings> = Object.freeze({
-  maxParked: DEFAULTS.concurrencyLimitMaxParked,
+  maxParked: maxParked.default,
   slotTtl: DEFAULTS.heartbeatTtl,
 });
 

@@ -29,6 +29,7 @@ declare module "../../../client/events.js" {
     limited: [job: JobPayload, queue: string, action: "parked" | "refused"];
   }
 }
+import { maxParked } from "./settings.js";
 
 /** One limiter per worker, kept on its context: shared with the keyed rate limits' leases (enterprise-rate-limits). */
 const LIMITER = workerLocal<ConcurrencyLimiter>("concurrency limiter");
@@ -43,16 +44,30 @@ export function limiterFor(ctx: ServerContext): ConcurrencyLimiter {
         {
           slotTtl: options.heartbeatTtl,
           refreshInterval: options.heartbeatInterval,
-          maxParked: options.concurrencyLimitMaxParked,
+          maxParked: maxParked.read(options),
         },
         ctx.logger,
       ),
   );
 }
 
-/** The Client option `concurrencyLimits`, checked, over the defaults. */
-export function resolveAdmission(given: Partial<AdmissionSettings> = {}): AdmissionSettings {
-  const settings = { ...ADMISSION_DEFAULTS, ...given };
+/**
+ * The Client option `concurrencyLimits`, checked, over the bounds of the worker the Client belongs to
+ * (its `concurrency_limit_max_parked` and `heartbeat_ttl`: jobs pushed from its jobs park under them),
+ * over the defaults.
+ */
+export function resolveAdmission(
+  given: Partial<AdmissionSettings> = {},
+  worker?: Readonly<Record<string, unknown>>,
+): AdmissionSettings {
+  const fromWorker: Partial<AdmissionSettings> =
+    worker === undefined
+      ? {}
+      : {
+          maxParked: maxParked.read(worker),
+          ...(typeof worker.heartbeatTtl === "number" ? { slotTtl: worker.heartbeatTtl } : {}),
+        };
+  const settings = { ...ADMISSION_DEFAULTS, ...fromWorker, ...given };
   if (!Number.isInteger(settings.maxParked) || settings.maxParked < 1)
     throw new ArgumentError(`concurrencyLimits.maxParked must be a positive integer, got ${settings.maxParked}`);
   if (!(settings.slotTtl > 0))
@@ -66,8 +81,10 @@ export const concurrencyLimits = definePlugin({
   emits: { job: ["limited"], client: ["limited"] },
   metrics: concurrencyLimitMetrics,
   gauges: concurrencyLimitGauges,
-  client({ settings, events }) {
-    const admission = new Admission(resolveAdmission(settings.concurrencyLimits as Partial<AdmissionSettings>), events);
+  settings: [maxParked],
+  client({ settings, workerOptions, events }) {
+    const given = settings.concurrencyLimits as Partial<AdmissionSettings>;
+    const admission = new Admission(resolveAdmission(given, workerOptions), events);
     // Scheduled jobs coming due were stored: never admitted at push, so the poller may batch them.
     return { middleware: admission.middleware, replaysScheduled: false, alternateWrite: admission };
   },

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "../../../../src/client/Client.js";
-import { PushBufferFullError } from "../../../../src/wire/errors.js";
+import { PushBufferFullError } from "../../../../src/features/flow/reliable-push/errors.js";
 import { resolveReliablePush } from "../../../../src/features/flow/reliable-push/settings.js";
 import { useRedis } from "../../../helpers/redis.js";
 import { TEST_JOBS, eventually, startTsq } from "../../../helpers/tsqProcess.js";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { Client } from "../../../../src/client/Client.js";
 import { Job } from "../../../../src/client/Job.js";
-import { ConcurrencyLimitFullError } from "../../../../src/wire/errors.js";
+import { ConcurrencyLimitFullError } from "../../../../src/features/locks/gitlab-concurrency-limits/errors.js";
 import { ConcurrencyLimiter } from "../../../../src/features/locks/gitlab-concurrency-limits/ConcurrencyLimiter.js";
 import { readLimits } from "../../../../src/features/locks/gitlab-concurrency-limits/status.js";
 import { parsePayload } from "../../../../src/wire/payload.js";
@@ -21,6 +21,7 @@ import { ShardMap } from "../../../../src/platform/shards/ShardMap.js";
 import { sleep } from "../../../../src/platform/util/sleep.js";
 import { useRedis } from "../../../helpers/redis.js";
 import { ROOT, eventually } from "../../../helpers/tsqProcess.js";
+import { testLauncher } from "../../../helpers/context.js";
 
 const handle = useRedis();
 const other = useRedis();
@@ -230,6 +231,24 @@ test("a full parked list refuses the push: ConcurrencyLimitFullError, nothing wr
     (await parked("AdmitDedupJob")).map((j) => j.args[0]),
     [2, 3],
   );
+});
+
+class AdmitWorkerBoundJob extends Job {
+  static concurrencyLimit = -1;
+  perform(): void {}
+}
+
+test("a worker's own client parks under the worker's concurrency_limit_max_parked, not the default", async () => {
+  // Jobs pushed from jobs go through the worker's client: the plug-in reads the bound from the worker's
+  // options (ClientSetup.workerOptions), which the core hands over without naming the setting.
+  const { client } = testLauncher(handle.url, [AdmitWorkerBoundJob], { concurrencyLimitMaxParked: 2 }).ctx;
+  for (let i = 0; i < 2; i++) assert.ok(await client.push({ class: AdmitWorkerBoundJob, args: [i] }));
+  await assert.rejects(
+    client.push({ class: AdmitWorkerBoundJob, args: [2] }),
+    (error: unknown) =>
+      error instanceof ConcurrencyLimitFullError && /^AdmitWorkerBoundJob: 2 jobs/.test(error.message),
+  );
+  assert.equal(await handle.redis.llen("tsq:limit-parked:AdmitWorkerBoundJob"), 2);
 });
 
 test("pushBulk and pushMany admit in order; refused jobs are null, the others are written", async (t) => {
