@@ -15,8 +15,7 @@ import { exitOnOptionError, optionErrorText } from "../options/workerOptions.js"
 import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOptions.js";
 import { Cluster, ResolvedCluster } from "../library/Cluster.js";
 import { groupQueueLists } from "../cluster/plan.js";
-import { builtinPlugins } from "../plugins.js";
-import { pluginsFromEnv } from "./pluginsFromEnv.js";
+import { pluginsSwitch } from "../library/processPlugins.js";
 
 /** What a command that ends by itself printed, and its exit status. */
 export interface CommandRun {
@@ -27,8 +26,9 @@ export interface CommandRun {
 
 function resolve(argv: string[], env: NodeJS.ProcessEnv, cwd: string) {
   const options = resolveClusterOptions(argv, env, cwd);
-  // The children run the same plug-ins (src/cli/childMain.ts).
-  return { options, plugins: pluginsFromEnv(builtinPlugins(), env) };
+  // Checked with the flags; the plug-in list itself is read from the job module at start.
+  pluginsSwitch(env);
+  return { options, env };
 }
 
 /** `--dryrun` / `--list-queues` for resolved options: the plan's text, forking nothing. */
@@ -61,9 +61,9 @@ export async function dryRunCommand(
     if (text === undefined) throw error;
     return { status: 2, stdout: "", stderr: text };
   }
-  const { options, plugins } = resolved;
+  const { options } = resolved;
   if (!options.listQueues && !options.dryrun) throw new Error("dryRunCommand: the command line has no --dryrun");
-  return planOutput(new Cluster(new ResolvedCluster(options, logger, plugins)), options);
+  return planOutput(new Cluster(new ResolvedCluster(options, logger, resolved.env)), options);
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -73,12 +73,12 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     exitOnOptionError(error, process.stderr, "tsq-cluster");
   }
-  const { options, plugins } = resolved;
+  const { options, env } = resolved;
   const log = configureLogger({
     ...(options.worker.verbose ? { level: "debug" as const } : {}),
     base: { role: "supervisor" },
   });
-  const cluster = new Cluster(new ResolvedCluster(options, log, plugins));
+  const cluster = new Cluster(new ResolvedCluster(options, log, env));
   if (options.listQueues || options.dryrun) {
     const run = await planOutput(cluster, options);
     process.stdout.write(run.stdout);
