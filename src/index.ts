@@ -1,8 +1,9 @@
 /**
  * tsq's public API. Everything a job module or an application needs; internals are not exported.
- * Importing it changes nothing (test/packageImport.test.ts checks so in a fresh process): a `Client`, `Worker`
- * or `Cluster` built from it runs every built-in feature unless given `plugins`, and the default client
- * behind `performAsync` is the one the app sets at boot with `configureClient()`.
+ * Importing it changes nothing (test/packageImport.test.ts checks so in a fresh process): a `Client` or
+ * `Worker` built from it runs every built-in feature unless given `plugins` (a `Cluster`'s children,
+ * unless the job module exports `plugins`), and the default client behind `performAsync` is the one the
+ * app sets at boot with `configureClient()`.
  */
 // What the features merge into JobOptions and Job (`uniqueFor`, `lock`, `expiresIn`, `result`,
 // `this.progress`, `this.batch`, `this.workflow`, `this.activeJob`) and the events they add to a worker's

@@ -1,7 +1,5 @@
-/** Entry point of a `tsq-cluster` child process (node:cluster `exec`): a worker with the built-in features. */
+/** Entry point of a `tsq-cluster` child process (node:cluster `exec`): a worker with the job module's plug-ins. */
 import { runChild } from "../cluster/child.js";
-import { builtinPlugins } from "../plugins.js";
-import { pluginsFromEnv } from "./pluginsFromEnv.js";
-import { loadRegistry } from "./tsq.js";
+import { loadJobModule } from "./tsq.js";
 
-void runChild(pluginsFromEnv(builtinPlugins()), loadRegistry);
+void runChild(loadJobModule);

@@ -9,7 +9,7 @@
  * The same handler serves remote signals popped from `<identity>-signals` by the heartbeat.
  */
 import { builtinPlugins } from "../plugins.js";
-import { pluginsFromEnv } from "./pluginsFromEnv.js";
+import { pluginsOfJobModule, pluginsSwitch, settingsOfJobModule } from "../library/processPlugins.js";
 import { settingsOf, type Plugin } from "../server/plugin.js";
 import { ConfigError } from "../wire/errors.js";
 import { configureLogger, type Logger } from "../platform/logger.js";
@@ -24,19 +24,29 @@ import { exitOnOptionError, resolveWorkerOptions } from "../options/workerOption
 
 export type LifecycleSignal = "TERM" | "INT" | "TSTP" | "TTIN";
 
-/** Loads the job module; a module that fails to load, or none given, is a startup error (exit 1). */
-export async function loadRegistry(options: WorkerOptions, log: Logger): Promise<Registry> {
+/** What a worker runs from the job module: its classes and the plug-ins (library/processPlugins.ts). */
+export interface JobModule {
+  registry: Registry;
+  plugins: Plugin[];
+}
+
+/**
+ * Loads the job module: its `plugins` export first (a bad one names the module and the fix), then its
+ * classes. A module that fails to load, or none given, is a startup error (exit 1).
+ */
+export async function loadJobModule(options: WorkerOptions, log: Logger): Promise<JobModule> {
   const registry = new Registry();
   if (!options.require) {
     throw new ConfigError("no job module: pass -r <path> or set `require:` in config/tsq.yml");
   }
+  const plugins = await pluginsOfJobModule(options.require, log);
   const names = await registry.load(options.require);
   if (names.length === 0) {
     log.warn({ module: options.require }, "the job module exports no class with a perform() method; no job can run");
   }
   // A schedule naming a class this module does not export is a startup error, not a silent no-op.
   validateCron(options.cron, registry);
-  return registry;
+  return { registry, plugins };
 }
 
 /** Routes OS and remote signals to the launcher. Returns the handler for other transports (IPC). */
@@ -85,19 +95,27 @@ export function guardProcess(log: Logger): void {
 export async function main(argv: string[]): Promise<void> {
   applyWorkerV8Flags();
   let options: WorkerOptions;
-  let plugins: Plugin[];
   try {
-    plugins = pluginsFromEnv(builtinPlugins());
-    // Every built-in feature's keys, whichever run: a file stays valid with TSQ_PLUGINS=none.
-    options = resolveWorkerOptions(argv, process.env, process.cwd(), settingsOf(builtinPlugins())).options;
+    // First the built-in features' keys, others left aside, to find the job module ...
+    options = resolveWorkerOptions(argv, process.env, process.cwd(), settingsOf(builtinPlugins()), "skip").options;
+    pluginsSwitch(process.env);
   } catch (error) {
     exitOnOptionError(error, process.stderr);
   }
   const log = configureLogger(options.verbose ? { level: "debug" } : {});
   guardProcess(log);
-  let registry: Registry;
   try {
-    registry = await loadRegistry(options, log);
+    // ... then its own plug-ins' keys too (imported after the logger is set, as the app may set its own),
+    // refusing what none declares.
+    const settings = await settingsOfJobModule(options.require);
+    options = resolveWorkerOptions(argv, process.env, process.cwd(), settings).options;
+  } catch (error) {
+    exitOnOptionError(error, process.stderr);
+  }
+  let registry: Registry;
+  let plugins: Plugin[];
+  try {
+    ({ registry, plugins } = await loadJobModule(options, log));
   } catch (error) {
     log.fatal({ err: error }, error instanceof Error ? error.message : String(error));
     process.exit(1);

@@ -16,8 +16,8 @@ import { resolveClusterOptions, type ClusterOptions } from "../options/clusterOp
 import { Cluster, ResolvedCluster } from "../library/Cluster.js";
 import { groupQueueLists } from "../cluster/plan.js";
 import { builtinPlugins } from "../plugins.js";
-import { pluginsFromEnv } from "./pluginsFromEnv.js";
 import { settingsOf } from "../server/plugin.js";
+import { pluginsSwitch, settingsOfJobModule } from "../library/processPlugins.js";
 
 /** What a command that ends by itself printed, and its exit status. */
 export interface CommandRun {
@@ -26,11 +26,20 @@ export interface CommandRun {
   stderr: string;
 }
 
-function resolve(argv: string[], env: NodeJS.ProcessEnv, cwd: string) {
-  // The children run the same plug-ins (src/cli/childMain.ts); every built-in feature's keys are known
-  // whichever run, so a file stays valid with TSQ_PLUGINS=none.
-  const plugins = pluginsFromEnv(builtinPlugins(), env);
-  return { options: resolveClusterOptions(argv, env, cwd, settingsOf(builtinPlugins())), plugins };
+/**
+ * Options in two readings: the first knows the built-in features' keys and leaves others aside, to find
+ * the job module (and set the logger before it is imported: the app may set its own); the second knows
+ * its own plug-ins' keys too and refuses what none declares. The plug-in list itself is read from the
+ * module at start.
+ */
+function resolveFirst(argv: string[], env: NodeJS.ProcessEnv, cwd: string): ClusterOptions {
+  const options = resolveClusterOptions(argv, env, cwd, settingsOf(builtinPlugins()), "skip");
+  pluginsSwitch(env);
+  return options;
+}
+
+async function resolveWithModule(argv: string[], env: NodeJS.ProcessEnv, cwd: string, first: ClusterOptions) {
+  return resolveClusterOptions(argv, env, cwd, await settingsOfJobModule(first.worker.require));
 }
 
 /** `--dryrun` / `--list-queues` for resolved options: the plan's text, forking nothing. */
@@ -55,32 +64,36 @@ export async function dryRunCommand(
   cwd: string,
   logger: Logger,
 ): Promise<CommandRun> {
-  let resolved: ReturnType<typeof resolve>;
+  let options: ClusterOptions;
   try {
-    resolved = resolve(argv, env, cwd);
+    options = await resolveWithModule(argv, env, cwd, resolveFirst(argv, env, cwd));
   } catch (error) {
     const text = optionErrorText(error, "tsq-cluster");
     if (text === undefined) throw error;
     return { status: 2, stdout: "", stderr: text };
   }
-  const { options, plugins } = resolved;
   if (!options.listQueues && !options.dryrun) throw new Error("dryRunCommand: the command line has no --dryrun");
-  return planOutput(new Cluster(new ResolvedCluster(options, logger, plugins)), options);
+  return planOutput(new Cluster(new ResolvedCluster(options, logger, env)), options);
 }
 
 export async function main(argv: string[]): Promise<void> {
-  let resolved: ReturnType<typeof resolve>;
+  const { env } = process;
+  let options: ClusterOptions;
   try {
-    resolved = resolve(argv, process.env, process.cwd());
+    options = resolveFirst(argv, env, process.cwd());
   } catch (error) {
     exitOnOptionError(error, process.stderr, "tsq-cluster");
   }
-  const { options, plugins } = resolved;
   const log = configureLogger({
     ...(options.worker.verbose ? { level: "debug" as const } : {}),
     base: { role: "supervisor" },
   });
-  const cluster = new Cluster(new ResolvedCluster(options, log, plugins));
+  try {
+    options = await resolveWithModule(argv, env, process.cwd(), options);
+  } catch (error) {
+    exitOnOptionError(error, process.stderr, "tsq-cluster");
+  }
+  const cluster = new Cluster(new ResolvedCluster(options, log, env));
   if (options.listQueues || options.dryrun) {
     const run = await planOutput(cluster, options);
     process.stdout.write(run.stdout);

@@ -37,10 +37,16 @@ function guard(log: Logger): void {
   );
 }
 
-/** Loads the job module into a registry; the entry point's, so the child runs as `tsq -r` would. */
-export type RegistryLoader = (options: WorkerOptions, log: Logger) => Promise<Registry>;
+/**
+ * Loads the job module: its classes and the plug-ins to run (its `plugins` export, or the built-ins).
+ * The entry point's, so the child runs as `tsq -r` would; the core names no feature.
+ */
+export type JobModuleLoader = (
+  options: WorkerOptions,
+  log: Logger,
+) => Promise<{ registry: Registry; plugins: readonly Plugin[] }>;
 
-export async function runChild(plugins: readonly Plugin[], loadRegistry: RegistryLoader): Promise<void> {
+export async function runChild(loadJobModule: JobModuleLoader): Promise<void> {
   const spec = JSON.parse(process.env[CHILD_ENV] ?? "null") as ChildSpec | null;
   if (!spec) throw new Error(`${CHILD_ENV} is not set: this module is started by tsq-cluster`);
   const { plan, options } = spec;
@@ -72,7 +78,7 @@ export async function runChild(plugins: readonly Plugin[], loadRegistry: Registr
 
   let launcher: Launcher;
   try {
-    const registry = await loadRegistry(workerOptions, log);
+    const { registry, plugins } = await loadJobModule(workerOptions, log);
     launcher = new Launcher(workerOptions, registry, {
       logger: log,
       plugins,

@@ -13,6 +13,7 @@
  */
 import { EventEmitter } from "node:events";
 import { packagePlugins } from "../packagePlugins.js";
+import { pluginsOfJobModule } from "./processPlugins.js";
 import { releaseLocksWith, settingsOf, type Plugin } from "../server/plugin.js";
 import { logger as rootLogger, type Logger } from "../platform/logger.js";
 import { connect, redactUrl, type TsqRedis } from "../platform/redis/connection.js";
@@ -58,21 +59,21 @@ type Server = { stop(): Promise<void> } | undefined;
 
 /**
  * Options already resolved from flags, a config file and the environment (the `tsq-cluster` path),
- * with the plug-ins its children run.
+ * with that environment (its TSQ_PLUGINS).
  */
 export class ResolvedCluster {
   constructor(
     readonly options: ClusterOptions,
     readonly logger: Logger,
-    readonly plugins: readonly Plugin[],
+    readonly env: NodeJS.ProcessEnv,
   ) {}
 }
 
 export class Cluster extends EventEmitter<ClusterEvents> {
   private readonly options: ClusterOptions;
   private readonly logger: Logger;
-  /** The plug-ins the children run: the supervisor releases their locks when it buries a poison pill. */
-  private readonly plugins: readonly Plugin[];
+  /** Where TSQ_PLUGINS is read: the children inherit this process's environment. */
+  private readonly env: NodeJS.ProcessEnv;
   private state: State = "new";
   private running: Running | undefined;
   private stopTimeout: number | undefined;
@@ -84,11 +85,11 @@ export class Cluster extends EventEmitter<ClusterEvents> {
   constructor(config: ClusterConfig | ResolvedCluster) {
     super();
     if (config instanceof ResolvedCluster) {
-      ({ options: this.options, logger: this.logger, plugins: this.plugins } = config);
+      ({ options: this.options, logger: this.logger, env: this.env } = config);
     } else {
-      this.plugins = packagePlugins();
-      this.options = clusterOptionsOf(config, settingsOf(this.plugins));
+      this.options = clusterOptionsOf(config, settingsOf(packagePlugins()));
       this.logger = (config.logger ?? rootLogger()).child({ role: "supervisor" });
+      this.env = process.env;
     }
   }
 
@@ -111,9 +112,10 @@ export class Cluster extends EventEmitter<ClusterEvents> {
   }
 
   /**
-   * Plans the children, forks them and serves /metrics and the dashboard when asked. Resolves when
-   * every child has written its first heartbeat; rejects (and emits `error` when someone listens) when
-   * another cluster runs in this process, planning fails, or every child fails to boot.
+   * Reads the job module's plug-ins, plans the children, forks them and serves /metrics and the
+   * dashboard when asked. Resolves when every child has written its first heartbeat; rejects (and emits
+   * `error` when someone listens) when another cluster runs in this process, the job module fails to
+   * load or exports a bad `plugins`, planning fails, or every child fails to boot.
    */
   async start(): Promise<void> {
     if (this.state !== "new") throw new TsqError(`Cluster.start(): the cluster is already ${this.state}`);
@@ -200,6 +202,9 @@ export class Cluster extends EventEmitter<ClusterEvents> {
 
   private async launch(): Promise<void> {
     const { options, logger: log } = this;
+    // The children's list, read as they will read it: a bad `plugins` export stops the start before any
+    // connection or fork, and the supervisor releases these plug-ins' locks when it buries a poison pill.
+    const plugins = await pluginsOfJobModule(options.worker.require, log, this.env);
     const { redis, shards, disconnect } = this.connectShards();
     let plan: ChildPlan[];
     try {
@@ -210,7 +215,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
     }
     // On a Redis Cluster the groups the children serve are read by /metrics even before they hold keys.
     shards.map.remember(plan.flatMap((child) => (child.shard === undefined ? [] : [child.shard])));
-    const supervisor = this.supervise(plan, redis, shards);
+    const supervisor = this.supervise(plan, plugins, redis, shards);
     log.info({ redis: redactUrl(options.worker.redisUrl), children: plan.map(describeChild) }, "starting tsq-cluster");
     try {
       supervisor.start();
@@ -220,7 +225,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       disconnect();
       throw error;
     }
-    const serving = this.serve(supervisor, plan, redis, shards);
+    const serving = this.serve(supervisor, plan, redis, shards, plugins);
     const closed = Promise.all([supervisor.finished, serving]).then(([code, servers]) =>
       this.close(code, servers, disconnect),
     );
@@ -229,7 +234,12 @@ export class Cluster extends EventEmitter<ClusterEvents> {
     await serving;
   }
 
-  private supervise(plan: ChildPlan[], redis: TsqRedis, shards: ShardConnections): Supervisor {
+  private supervise(
+    plan: ChildPlan[],
+    plugins: readonly Plugin[],
+    redis: TsqRedis,
+    shards: ShardConnections,
+  ): Supervisor {
     const { options } = this;
     const supervisor = new Supervisor({
       worker: options.worker,
@@ -240,7 +250,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       logger: this.logger,
       redis,
       redisOf: (shard) => (shard === undefined ? redis : shards.get(shard)),
-      releaseLocks: releaseLocksWith(this.plugins),
+      releaseLocks: releaseLocksWith(plugins),
     });
     supervisor.on("restart", (group, reason) => this.emit("child:restart", { group, reason }));
     supervisor.on("exit", (child, code, signal) => {
@@ -256,6 +266,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
     plan: ChildPlan[],
     redis: TsqRedis,
     shards: ShardConnections,
+    plugins: readonly Plugin[],
   ): Promise<Server[]> {
     const { options, logger } = this;
     const metrics: MetricsHandle | undefined = await startClusterMetrics(supervisor, {
@@ -266,7 +277,7 @@ export class Cluster extends EventEmitter<ClusterEvents> {
       port: options.metricsPort,
       host: options.metricsHost,
       logger,
-      plugins: this.plugins,
+      plugins,
     });
     // The dashboard's 45 modules are loaded only when it is served.
     const web = options.webPort ? await (await import("./clusterWeb.js")).startClusterWeb(options, logger) : undefined;

@@ -128,6 +128,12 @@ function refuseUnknown(config: object): void {
       "Cluster: `jobs` is not a Cluster setting: children are separate processes and load the job module " +
         'themselves; give its path as `require` (e.g. require: new URL("./jobs.js", import.meta.url))',
     );
+  if (Object.hasOwn(config, "plugins"))
+    throw new ArgumentError(
+      "Cluster: `plugins` is not a Cluster setting: children are separate processes and cannot be handed " +
+        "plug-in objects; export them from the job module instead " +
+        "(`export const plugins = [...builtinPlugins(), myPlugin()]`), which every child and the supervisor read",
+    );
   refuseUnknownSettings("Cluster", config, KNOWN);
 }
 

@@ -10,7 +10,7 @@ import { Command, Option } from "commander";
 import { checkGroup } from "../cluster/groups.js";
 import { CONCURRENCY_DEFAULTS, type ConcurrencyRule } from "../cluster/concurrency.js";
 import { DEFAULTS } from "../platform/config/defaults.js";
-import type { ClusterFileConfig } from "../platform/config/loadConfig.js";
+import type { ClusterFileConfig, UnknownKeys } from "../platform/config/loadConfig.js";
 import type { WorkerOptions } from "../platform/config/options.js";
 import { ConfigError } from "../wire/errors.js";
 import type { Setting } from "../platform/config/settings.js";
@@ -179,6 +179,7 @@ export function resolveClusterOptions(
   env: NodeJS.ProcessEnv,
   cwd: string,
   features: readonly Setting[] = [],
+  unknownKeys: UnknownKeys = "refuse",
 ): ClusterOptions {
   const command = buildClusterCommand(features);
   const flags = parseWorkerCommandLine<ClusterFlags>(command, argv);
@@ -205,7 +206,7 @@ export function resolveClusterOptions(
       command.helpInformation(),
     );
   }
-  const { options, cluster = {}, concurrencyGiven } = resolveWorkerFlags(workerFlags, env, cwd, features);
+  const { options, cluster = {}, concurrencyGiven } = resolveWorkerFlags(workerFlags, env, cwd, features, unknownKeys);
   const groups =
     positional.length > 0 ? checkGroups(positional) : fileGroups(cluster, workerFlags, options.configFile, cwd);
   if (negate && groups === undefined) {

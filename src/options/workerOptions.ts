@@ -8,7 +8,12 @@ import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { DEFAULTS } from "../platform/config/defaults.js";
 import { BOUNDS, describeBound, type BoundName } from "../platform/config/bounds.js";
-import { loadConfig, type ClusterFileConfig, type FileSettings } from "../platform/config/loadConfig.js";
+import {
+  loadConfig,
+  type ClusterFileConfig,
+  type FileSettings,
+  type UnknownKeys,
+} from "../platform/config/loadConfig.js";
 import type { CapsuleConfig, QueueSpec, WorkerOptions } from "../platform/config/options.js";
 import { ConfigError } from "../wire/errors.js";
 import { parseSettingText, type Setting, type SettingValue } from "../platform/config/settings.js";
@@ -50,9 +55,10 @@ export function resolveWorkerOptions(
   env: NodeJS.ProcessEnv,
   cwd: string,
   features: readonly Setting[] = [],
+  unknownKeys: UnknownKeys = "refuse",
 ): ResolvedWorkerOptions {
   const flags = parseWorkerCommandLine<WorkerFlags>(buildWorkerCommand(features), argv);
-  return resolveWorkerFlags(flags, env, cwd, features);
+  return resolveWorkerFlags(flags, env, cwd, features, unknownKeys);
 }
 
 export interface ResolvedWorkerOptions {
@@ -72,10 +78,11 @@ export function resolveWorkerFlags(
   env: NodeJS.ProcessEnv,
   cwd: string,
   features: readonly Setting[] = [],
+  unknownKeys: UnknownKeys = "refuse",
 ): ResolvedWorkerOptions {
   const environment = flags.environment ?? environmentName(env);
   const config = locateConfig(flags.config, cwd);
-  const file = config ? loadConfig(config.path, environment, config.label, features) : {};
+  const file = config ? loadConfig(config.path, environment, config.label, features, unknownKeys) : {};
   const fromEnv = readEnvironment(env);
   const options = {
     ...merge(flags, file, fromEnv, { cwd, environment, configFile: config?.path }),

@@ -35,6 +35,8 @@ export class Launcher {
   private readonly heartbeat: Heartbeat;
   private readonly poller: Poller;
   private readonly services: Service[];
+  /** Which plug-ins run, for the start log: with a job module's own `plugins`, an operator checks here. */
+  private readonly pluginNames: string[];
   private readonly connections: Connections;
   private readonly reliable: ReliableRecovery;
   private readonly startedAt = nowSeconds();
@@ -59,6 +61,7 @@ export class Launcher {
     const built = buildWorkerContext(options, registry, hooks, this.config, this.connections, () => this.stopRequested);
     this.ctx = built.ctx;
     this.services = built.services;
+    this.pluginNames = built.pluginNames;
     this.managers = options.capsules.map((capsule) => new Manager(this.ctx, capsule));
     this.poller = new Poller(this.ctx);
     this.reliable = new ReliableRecovery(this.ctx);
@@ -124,6 +127,7 @@ export class Launcher {
         identity: this.identity,
         capsules: options.capsules.map((c) => ({ name: c.name, concurrency: c.concurrency, queues: c.queues })),
         jobs: this.ctx.registry.names(),
+        plugins: this.pluginNames,
         fetch: options.fetch,
         ...(options.shards?.length ? { shard: options.shard ?? DEFAULT_SHARD } : {}),
       },

@@ -2,9 +2,8 @@
  * The job registry: the only classes this process will ever run. A payload names a class by a plain
  * string; it is looked up here and never resolved to a module path, so a payload cannot choose code.
  */
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { ConfigError } from "../wire/errors.js";
+import { importJobModule } from "./jobModule.js";
 import type { JobOptions } from "../client/options.js";
 import type { JobOptionKeys } from "../client/jobOptionKeys.js";
 import { workerAttributes, type WorkerAttributes } from "../platform/attributes/attributes.js";
@@ -61,17 +60,7 @@ export class Registry {
 
   /** Imports a job module and registers every export whose prototype has `perform`. */
   async load(modulePath: string): Promise<string[]> {
-    const absolute = resolve(modulePath);
-    let exports: Record<string, unknown>;
-    try {
-      exports = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new ConfigError(
-        `could not load the job module ${absolute} (-r): ${reason}. ` +
-          "Check the path and build it first (e.g. `npm run build`); it must be an ES module or CommonJS file.",
-      );
-    }
+    const exports = await importJobModule(modulePath);
     const names: string[] = [];
     for (const value of Object.values(exports)) {
       if (isRunnable(value)) names.push(this.register(value));

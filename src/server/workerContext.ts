@@ -60,6 +60,8 @@ export interface WorkerContext {
   readonly ctx: ServerContext;
   /** The plug-ins' services, in list order (started in it, stopped in reverse). */
   readonly services: Service[];
+  /** The names of the plug-ins this worker runs, in chain order (its start log names them). */
+  readonly pluginNames: string[];
 }
 
 /**
@@ -150,5 +152,9 @@ export function buildWorkerContext(
   }
   for (const entry of config.middleware.entriesList()) ctx.serverMiddleware.add(entry.middleware, ...entry.options);
   ctx.deathHandlers.push(...config.deathHandlers);
-  return { ctx, services: ctx.hooks.flatMap((hook) => hook.services ?? []) };
+  return {
+    ctx,
+    services: ctx.hooks.flatMap((hook) => hook.services ?? []),
+    pluginNames: plugins.map((plugin) => plugin.name),
+  };
 }

@@ -11,12 +11,13 @@ import { join } from "node:path";
 import { useRedis } from "../helpers/redis.js";
 import { ROOT, TEST_JOBS, eventually, within } from "../helpers/tsqProcess.js";
 import { requireRubySidekiq } from "../helpers/ruby.js";
-import { BROKEN_JOBS_MESSAGE } from "../jobs/brokenJobsMessage.js";
+import { BROKEN_JOBS_MESSAGE, BROKEN_START_MESSAGE } from "../jobs/brokenJobsMessage.js";
 import { clusterKit } from "../helpers/clusterKit.js";
 import { withinDeadline } from "../helpers/timing.js";
 
 const handle = useRedis();
 const BROKEN_JOBS = join(ROOT, "dist/test/jobs/brokenJobs.js");
+const BROKEN_START_JOBS = join(ROOT, "dist/test/jobs/brokenStartJobs.js");
 const { startCluster, runCluster, alive, childPids, waitForChildren, rubyProcessSet, sleep, report, push } =
   clusterKit(handle);
 
@@ -261,30 +262,34 @@ test("TSTP then TERM, as a deploy does: after TSTP no new job is fetched, runnin
 // ---------------------------------------------------------------------------------------------------
 // 6. broken job module
 
-test("a job module that throws on load: the supervisor exits non-zero in seconds, with the module's error in the log", async (t) => {
-  const cluster = startCluster(t, ["-r", BROKEN_JOBS, "--processes", "2", "-t", "2"]);
+test("every child failing to boot (a startup hook throws): the supervisor exits non-zero in seconds, with the child's error in the log", async (t) => {
+  const cluster = startCluster(t, ["-r", BROKEN_START_JOBS, "--processes", "2", "-t", "2"]);
   const pid = cluster.child.pid!;
   const started = performance.now();
   const code = await within(cluster.exited, 60_000, "timeout" as const);
   const seconds = (performance.now() - started) / 1000;
-  report(`broken module: supervisor exited ${code} after ${seconds.toFixed(1)} s`);
+  report(`broken boot: supervisor exited ${code} after ${seconds.toFixed(1)} s`);
   assert.notEqual(code, "timeout", `still running after 60 s:\n${cluster.output().slice(-3000)}`);
   assert.notEqual(code, 0);
-  withinDeadline(seconds * 1000, 15_000, "giving up on a broken job module");
+  withinDeadline(seconds * 1000, 15_000, "giving up on children that fail to boot");
   const fatal = cluster.lines.find((l) => l.role === "supervisor" && l.level === 60);
   assert.ok(fatal, `a fatal supervisor line:\n${cluster.output().slice(-3000)}`);
   assert.ok(
-    String(fatal.msg).includes(BROKEN_JOBS_MESSAGE),
-    `the module's error is in the supervisor's line: ${String(fatal.msg)}`,
+    String(fatal.msg).includes(BROKEN_START_MESSAGE),
+    `the child's error is in the supervisor's line: ${String(fatal.msg)}`,
   );
-  assert.ok(cluster.output().includes(BROKEN_JOBS_MESSAGE));
   const forks = cluster.lines.filter((l) => l.role === "supervisor" && l.msg === "child exited unexpectedly").length;
   assert.ok(forks <= 6, `did not fork forever: ${forks} child exits`);
   assert.deepEqual(childPids(pid), []);
   assert.equal(await handle.redis.scard("processes"), 0);
+});
 
-  // With groups, the supervisor loads the module itself to know its queues: exit 2 at once, same message.
-  const planned = runCluster(["a,b", "-r", BROKEN_JOBS, "--dryrun"]);
-  assert.equal(planned.status, 2);
-  assert.ok(planned.stderr.includes(BROKEN_JOBS_MESSAGE), planned.stderr);
+test("a job module that throws on load: the supervisor exits 2 before forking, with the module's error", () => {
+  // The supervisor imports the module first (its `plugins` export, and with groups its queues).
+  for (const args of [["--processes", "2"], ["a,b", "--dryrun"], ["a,b"]]) {
+    const run = runCluster(["-r", BROKEN_JOBS, ...args, "--metrics-port", "0"]);
+    assert.equal(run.status, 2, `${args.join(" ")}: ${run.stderr}`);
+    assert.ok(run.stderr.includes(BROKEN_JOBS_MESSAGE), run.stderr);
+    assert.doesNotMatch(run.stdout + run.stderr, /"child":/, "no child was forked");
+  }
 });

@@ -17,6 +17,7 @@ import { pathToFileURL } from "node:url";
 import { useRedis } from "../helpers/redis.js";
 import { testLauncher } from "../helpers/context.js";
 import { ROOT } from "../helpers/tsqProcess.js";
+import { compileAuditTrail } from "../helpers/auditTrailExample.js";
 import { Client } from "../../src/client/Client.js";
 import { builtinPlugins } from "../../src/plugins.js";
 import { JobMetrics } from "../../src/metrics/JobMetrics.js";
@@ -45,13 +46,7 @@ let auditedWorker: (
 };
 
 before(async () => {
-  const tsc = spawnSync(
-    process.execPath,
-    [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "examples/plugins/auditTrail")],
-    { encoding: "utf8" },
-  );
-  assert.equal(tsc.status, 0, `examples/plugins/auditTrail does not compile: ${tsc.stdout}${tsc.stderr}`);
-  const dist = join(ROOT, "dist/examples/plugins/auditTrail");
+  const dist = compileAuditTrail();
   ({ auditTrail } = (await import(pathToFileURL(join(dist, "plugin.js")).href)) as { auditTrail: typeof auditTrail });
   ({ auditedWorker } = (await import(pathToFileURL(join(dist, "worker.js")).href)) as {
     auditedWorker: typeof auditedWorker;
@@ -282,6 +277,7 @@ test("docs/internals.md's \"Writing a feature\" shows the plug-in's files word f
       "examples/plugins/auditTrail/plugin.ts",
       "examples/plugins/auditTrail/audit-append-1.lua",
       "examples/plugins/auditTrail/keys.ts",
+      "examples/plugins/auditTrail/jobs.ts",
     ],
   );
   for (const [, path, text] of blocks) assert.equal(text, readFileSync(join(ROOT, path!), "utf8"), `${path} differs`);

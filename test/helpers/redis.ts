@@ -11,14 +11,13 @@ import { join } from "node:path";
 import { after, before, beforeEach } from "node:test";
 import { connect, type TsqRedis } from "../../src/platform/redis/connection.js";
 import { useDefaultPlugins } from "../../src/client/defaultPlugins.js";
-import { builtinPlugins } from "../../src/plugins.js";
-import { pluginsFromEnv } from "../../src/cli/pluginsFromEnv.js";
+import { processPlugins } from "../../src/library/processPlugins.js";
 
 // Set at the test process's boot, as an app sets its defaults: every Client and worker a test builds
 // from the core classes has the built-in features unless it names its own list (`plugins: []` for
 // plain Sidekiq OSS behaviour). TSQ_PLUGINS=none runs a suite as a fleet without any feature, as it
 // does for the CLI.
-useDefaultPlugins(pluginsFromEnv(builtinPlugins()));
+useDefaultPlugins(processPlugins(undefined));
 
 // Anything that falls back to REDIS_URL by mistake (a client built before the private server is up)
 // must fail loudly rather than write into the machine's Redis on 6379: port 1 refuses connections.

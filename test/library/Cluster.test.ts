@@ -159,6 +159,7 @@ test("bad settings are named before anything starts", () => {
     /unknown setting `proceses` \(did you mean `processes`\?\); the settings are redis, .*processes/,
   );
   bad({ jobs: [RecordJob] }, /`jobs` is not a Cluster setting: children are separate processes.*`require`/);
+  bad({ plugins: [] }, /`plugins` is not a Cluster setting: .*export const plugins = \[\.\.\.builtinPlugins\(\)/);
   bad(
     { require: [RecordJob] },
     /`require` must be the job module's path .* not classes: children are separate processes/,

@@ -24,11 +24,18 @@ export type { CapsuleFileConfig, ClusterFileConfig, FileSettings, MetricsFileCon
  * used in every error message; `environment` picks the section to merge over the top level; `features`
  * are the plug-ins' settings whose keys the file may hold.
  */
+/**
+ * "skip": leave out the top-level keys no setting knows, for an entry point's first reading, made only to
+ * find the job module whose plug-ins may declare them; it then reads the file again with "refuse".
+ */
+export type UnknownKeys = "refuse" | "skip";
+
 export function loadConfig(
   path: string,
   environment: string,
   label: string = path,
   features: readonly Setting[] = [],
+  unknownKeys: UnknownKeys = "refuse",
 ): FileSettings {
   const document = parseYaml(readText(path, label), label);
   if (document === null || document === undefined) return {}; // an empty file sets nothing
@@ -38,10 +45,11 @@ export function loadConfig(
   let section: Entry[] = [];
   for (const entry of entriesOf(document, { file: label, path: "" })) {
     if (known.has(entry.key)) merged.set(entry.key, entry);
-    else if (!isMapping(entry.value)) unknownKey(label, entry.path, known);
-    else if (entry.key === environment) section = entriesOf(entry.value, { file: label, path: entry.key });
+    else if (!isMapping(entry.value)) {
+      if (unknownKeys === "refuse") unknownKey(label, entry.path, known);
+    } else if (entry.key === environment) section = entriesOf(entry.value, { file: label, path: entry.key });
   }
-  for (const entry of section) merged.set(entry.key, entry);
+  for (const entry of section) if (unknownKeys === "refuse" || known.has(entry.key)) merged.set(entry.key, entry);
   const core = [...merged.values()].filter((entry) => !own.has(entry.key));
   const settings = applySchema(core, FILE_SCHEMA, label);
   checkShardUrls(settings, label);
