@@ -6,8 +6,9 @@
  * app sets at boot with `configureClient()`.
  */
 // What the features merge into JobOptions and Job (`uniqueFor`, `lock`, `expiresIn`, `result`,
-// `this.progress`, `this.batch`, `this.workflow`, `this.activeJob`) and the events they add to a worker's
-// JobEvents and a Client's ClientEvents reach an app's types through these bare imports: a declaration
+// `this.progress`, `this.batch`, `this.workflow`, `this.activeJob`), the settings they add to
+// ClientOptions (`reliablePush`, `concurrencyLimits`) and the events they add to a worker's JobEvents and
+// a Client's ClientEvents reach an app's types through these bare imports: a declaration
 // file keeps a bare import, not one used only for values (plugins.ts's). A test
 // (test/types/types.test.ts) checks that every plugin.ts with a `declare module` is here.
 import "./features/locks/enterprise-unique-jobs/plugin.js";
@@ -18,6 +19,7 @@ import "./features/locks/enterprise-rate-limits/plugin.js";
 import "./features/flow/kill-switches/plugin.js";
 import "./features/flow/expiry/plugin.js";
 import "./features/flow/batches/plugin.js";
+import "./features/flow/reliable-push/plugin.js";
 import "./features/durable/plugin.js";
 import "./features/outcomes/plugin.js";
 import "./features/activejob/plugin.js";

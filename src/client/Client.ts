@@ -77,11 +77,11 @@ export class Client {
   private diverted: PushDiversion | undefined;
 
   constructor(options: ClientOptions = {}) {
-    refuseUnknownClientSettings(options);
+    this.plugins = options?.plugins ?? defaultPlugins() ?? [];
+    refuseUnknownClientSettings(options, this.plugins);
     this.connectTimeoutMs = resolveConnectTimeout(options.connectTimeout) * 1000;
-    this.plugins = options.plugins ?? defaultPlugins() ?? [];
     this.optionKeys = new JobOptionKeys(this.plugins);
-    const settings = { concurrencyLimits: options.concurrencyLimits ?? {}, reliablePush: options.reliablePush };
+    const settings = settingsOf(options, this.plugins);
     const { workerOptions } = options;
     this.hooks = this.plugins.flatMap(
       (plugin) => plugin.client?.({ settings, workerOptions, events: this.events }) ?? [],
@@ -310,4 +310,11 @@ export class Client {
 function duplicateOf(job: JobPayload): string | null {
   const existing = job["duplicate-of"];
   return typeof existing === "string" && existing !== "" ? existing : null;
+}
+
+/** The features' own settings of `new Client(options)`, by name, as given: those its plug-ins declare. */
+function settingsOf(options: ClientOptions, plugins: readonly ClientPlugin[]): Record<string, unknown> {
+  const given = options as Readonly<Record<string, unknown>>;
+  const names = plugins.flatMap((plugin) => plugin.clientSettings ?? []);
+  return Object.fromEntries(names.filter((name) => given[name] !== undefined).map((name) => [name, given[name]]));
 }

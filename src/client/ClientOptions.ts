@@ -1,6 +1,8 @@
 /**
  * What a Client is built with: its Redis (or shards), middleware, wire format, size limits, routing,
  * plug-ins and connection deadlines. Every setting has a default from the environment or DEFAULTS.
+ * A feature adds its own settings (reliable push's `reliablePush`): typed by its `declare module` on
+ * ClientOptions, named in its plug-in's `clientSettings`, handed to its client hooks as given.
  */
 import type { Chain } from "../platform/Chain.js";
 import type { TsqRedis } from "../platform/redis/connection.js";
@@ -12,7 +14,8 @@ import type { SidekiqVersionSetting } from "../wire/sidekiqVersion.js";
 import { ArgumentError } from "../wire/errors.js";
 import { refuseUnknownSettings, type ListsEveryKey } from "../platform/util/unknownKeys.js";
 
-export interface ClientOptions {
+/** The core's settings; ClientOptions is these and the features' own. */
+export interface CoreClientOptions {
   /** A connection to share, or a Redis URL (default: REDIS_URL, then redis://127.0.0.1:6379/0). */
   redis?: TsqRedis | string;
   middleware?: Chain<ClientMiddlewareArgs>;
@@ -43,17 +46,6 @@ export interface ClientOptions {
   workerOptions?: Readonly<Record<string, unknown>>;
   /** Several Redis servers, each owning some queues: a push goes to its queue's shard (docs/shards.md). */
   shards?: { map: ShardMap; home?: string };
-  /**
-   * Hold pushes in memory (bounded, in order) while Redis is unreachable and write them when it is back
-   * (docs/flow-control.md#reliable-push). Default: TSQ_RELIABLE_PUSH, else off.
-   */
-  reliablePush?: { maxBuffered?: number; closeTimeoutMs?: number } | boolean;
-  /**
-   * Jobs of concurrency-limited classes are parked or given a slot at push (docs/concurrency-limits.md):
-   * most jobs a class may have parked (default 10,000) and seconds a slot granted at push waits for its
-   * job (default 60); workers pass their `concurrency_limit_max_parked` and `heartbeat_ttl`.
-   */
-  concurrencyLimits?: { maxParked?: number; slotTtl?: number };
   /** Deadline of each command on the connections this client opens (ms); default none (they wait for Redis). */
   commandTimeoutMs?: number;
   /**
@@ -75,6 +67,11 @@ export interface ClientOptions {
   lazyConnect?: boolean;
 }
 
+// Open: each feature's `declare module` adds its settings here (its plugin.ts), so an app's `new
+// Client({...})` is typed with every feature it imports.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface ClientOptions extends CoreClientOptions {}
+
 /** Every setting a Client knows: anything else is a typo, refused by name. */
 const KNOWN = [
   "redis",
@@ -87,22 +84,23 @@ const KNOWN = [
   "jobClasses",
   "workerOptions",
   "shards",
-  "reliablePush",
-  "concurrencyLimits",
   "commandTimeoutMs",
   "plugins",
   "connectTimeout",
   "lazyConnect",
-] as const satisfies readonly (keyof ClientOptions)[];
-// A ClientOptions key missing from KNOWN fails to compile here.
-const everySetting: ListsEveryKey<ClientOptions, typeof KNOWN> = true;
+] as const satisfies readonly (keyof CoreClientOptions)[];
+// A core setting missing from KNOWN fails to compile here.
+const everySetting: ListsEveryKey<CoreClientOptions, typeof KNOWN> = true;
 void everySetting;
 
-/** Throws ArgumentError naming the first key of `new Client(options)` that is no setting (a typo from JavaScript). */
-export function refuseUnknownClientSettings(options: ClientOptions): void {
+/**
+ * Throws ArgumentError naming the first key of `new Client(options)` that is no setting of the core or of
+ * its plug-ins (a typo from JavaScript).
+ */
+export function refuseUnknownClientSettings(options: ClientOptions, plugins: readonly ClientPlugin[]): void {
   if (options === null || typeof options !== "object" || Array.isArray(options))
     throw new ArgumentError("new Client(options): options must be an object");
-  refuseUnknownSettings("Client", options, KNOWN);
+  refuseUnknownSettings("Client", options, [...KNOWN, ...plugins.flatMap((plugin) => plugin.clientSettings ?? [])]);
   const { redis } = options as { redis?: unknown };
   // `{ url }` or a config block is a common first guess; it would fail later as "defineCommand is not
   // a function" or hang, far from the mistake.

@@ -80,7 +80,7 @@ export interface WritePath {
 
 /** What a plug-in's client hooks are built from. */
 export interface ClientSetup {
-  /** The Client's `concurrencyLimits` option and other per-feature settings, as given. */
+  /** The Client's settings its plug-ins declare (`clientSettings`), as given: absent when not given. */
   readonly settings: Readonly<Record<string, unknown>>;
   /** The options of the worker this Client belongs to (its plug-ins' settings among them); none on its own. */
   readonly workerOptions: Readonly<Record<string, unknown>> | undefined;
@@ -121,6 +121,12 @@ export interface ClientPlugin {
    * near-miss typo of one is refused at push and registration (client/jobOptionKeys.ts).
    */
   readonly jobOptions?: readonly string[];
+  /**
+   * The `new Client({...})` settings this feature reads (e.g. "reliablePush"), typed by its own
+   * `declare module` on ClientOptions: known to the Client's typo check and handed to `client(setup)` in
+   * `setup.settings` as given.
+   */
+  readonly clientSettings?: readonly string[];
   /** Hooks for one Client; undefined when the plug-in adds nothing to pushes. */
   client?(setup: ClientSetup): ClientHooks | undefined;
 }

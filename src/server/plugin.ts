@@ -75,6 +75,12 @@ export interface PluginEvents {
 export interface PluginLocks {
   /** Releases the locks these stored jobs hold (a job naming none costs no round trip). */
   release(redis: Redis, stored: StoredJobs): Promise<unknown>;
+  /**
+   * Text every stored job holding one of these locks contains (a field name): clearing a set or a queue
+   * then reads only the jobs that contain one (ZSCAN MATCH) to release their locks. Without it, a clear
+   * reads every job of what it removes.
+   */
+  markers?: readonly string[];
 }
 
 /** One release over every plug-in's locks, in list order; undefined when none declares any. */

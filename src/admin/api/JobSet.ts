@@ -18,7 +18,8 @@ import { dumpPayload, parsePayload, type JobPayload } from "../../wire/payload.j
 import { sendManyToMorgue, sendToMorgue, type MorgueLimits } from "../../server/morgue.js";
 import { formatSeconds } from "../../wire/timestamps.js";
 import { SortedEntry, type EntrySet, type KillOptions } from "./SortedEntry.js";
-import { LOCK_MARKERS, releaseLocksOf } from "../../features/locks/release.js";
+import { AdminLocks } from "./AdminLocks.js";
+import type { Plugin } from "../../server/plugin.js";
 import { Pacer, type PaceOptions } from "./Pacer.js";
 import { exactKey, parseScore, requeued, substringPattern, toSeconds } from "./setEntryText.js";
 
@@ -29,6 +30,8 @@ export interface JobSetOptions {
   deadMaxJobs?: number;
   /** Seconds a dead entry is kept (default 180 days, Sidekiq `dead_timeout_in_seconds`). */
   deadTimeoutInSeconds?: number;
+  /** Whose locks a removed job frees (plug-ins' `locks`; default: the package's list). */
+  plugins?: readonly Plugin[];
 }
 
 const PAGE_SIZE = 50;
@@ -42,11 +45,14 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
   /** Entries removed through this object, so a walk that deletes as it goes does not skip any. */
   private removed = 0;
   private ownClient: Client | undefined;
+  protected readonly locks: AdminLocks;
   constructor(
     protected readonly redis: Redis,
     readonly name: JobSetName,
     protected readonly options: JobSetOptions = {},
-  ) {}
+  ) {
+    this.locks = new AdminLocks(options.plugins);
+  }
 
   size(): Promise<number> {
     return this.redis.zcard(this.name);
@@ -149,21 +155,26 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
 
   /**
    * Removes every entry (UNLINK), then releases the locks the removed jobs held (found first with
-   * ZSCAN MATCH, so only those jobs cross the network). Resolves to how many entries there were.
+   * ZSCAN MATCH on the plug-ins' lock markers, so only those jobs cross the network; every entry when a
+   * plug-in names no marker). Resolves to how many entries there were.
    */
   async clear(): Promise<number> {
     const locked: Buffer[] = [];
-    for (const marker of LOCK_MARKERS) {
+    const { markers } = this.locks;
+    for (const match of markers === undefined ? [undefined] : markers) {
       let cursor = "0";
       do {
-        const [next, flat] = await this.redis.zscanBuffer(this.name, cursor, "MATCH", `*${marker}*`, "COUNT", 1000);
+        const [next, flat] =
+          match === undefined
+            ? await this.redis.zscanBuffer(this.name, cursor, "COUNT", 1000)
+            : await this.redis.zscanBuffer(this.name, cursor, "MATCH", `*${match}*`, "COUNT", 1000);
         cursor = next.toString();
-        for (let i = 0; i < flat.length; i += 2) locked.push(flat[i]!); // a job in both scans: its second HDEL is a no-op
+        for (let i = 0; i < flat.length; i += 2) locked.push(flat[i]!); // a job in two scans: its second release is a no-op
       } while (cursor !== "0");
     }
     const results = (await this.redis.multi().zcard(this.name).unlink(this.name).exec()) ?? [];
     for (const [error] of results) if (error) throw error;
-    await releaseLocksOf(this.redis, locked);
+    await this.locks.release(this.redis, locked);
     return Number(results[0]?.[1] ?? 0);
   }
 
@@ -198,7 +209,7 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
     return this.popBatches(anyEntry, new Pacer(POP_BATCH), async (batch) => {
       const texts = batch.map(([text]) => text);
       await this.putBackOnError(batch, () => sendManyToMorgue(this.redis, texts, this.morgueLimits()));
-      await releaseLocksOf(this.redis, texts);
+      await this.locks.release(this.redis, texts);
       for (const text of texts) await this.runDeathHandlers(text, options);
       return batch.length;
     });
@@ -210,7 +221,7 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
   async deleteEntry(entry: SortedEntry): Promise<boolean> {
     const text = await this.take(entry);
     if (text === null) return false;
-    await releaseLocksOf(this.redis, [text]);
+    await this.locks.release(this.redis, [text]);
     return true;
   }
 
@@ -226,7 +237,7 @@ export class JobSet implements AsyncIterable<SortedEntry>, EntrySet {
     const text = await this.take(entry);
     if (text === null) return false;
     await this.morgue(text, options);
-    await releaseLocksOf(this.redis, [text]);
+    await this.locks.release(this.redis, [text]);
     return true;
   }
 

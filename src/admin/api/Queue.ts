@@ -7,7 +7,8 @@ import { PAUSED, QUEUES, queueKey } from "../../wire/keys.js";
 import { nowSeconds } from "../../wire/timestamps.js";
 import { JobRecord } from "./JobRecord.js";
 import { queueNames } from "./scan.js";
-import { namesLock, releaseLocksOf } from "../../features/locks/release.js";
+import { AdminLocks } from "./AdminLocks.js";
+import type { Plugin } from "../../server/plugin.js";
 
 const PAGE_SIZE = 50;
 /** Jobs read per round trip when a clear looks for locks to release. */
@@ -19,10 +20,16 @@ export class Queue implements AsyncIterable<JobRecord> {
     return (await queueNames(redis)).sort().map((name) => new Queue(redis, name));
   }
 
+  private readonly locks: AdminLocks;
+
+  /** `options.plugins`: whose locks a removed job frees (plug-ins' `locks`; default: the package's list). */
   constructor(
     private readonly redis: Redis,
     readonly name: string = "default",
-  ) {}
+    options: { plugins?: readonly Plugin[] } = {},
+  ) {
+    this.locks = new AdminLocks(options.plugins);
+  }
 
   size(): Promise<number> {
     return this.redis.llen(queueKey(this.name));
@@ -114,7 +121,7 @@ export class Queue implements AsyncIterable<JobRecord> {
   async deleteJob(job: JobRecord | string | Buffer): Promise<boolean> {
     const text = job instanceof JobRecord ? job.stored : job;
     if ((await this.redis.lrem(queueKey(this.name), 1, text)) === 0) return false;
-    await releaseLocksOf(this.redis, [text]);
+    await this.locks.release(this.redis, [text]);
     return true;
   }
 
@@ -126,14 +133,14 @@ export class Queue implements AsyncIterable<JobRecord> {
     const locked: Buffer[] = [];
     for (let start = 0; ; start += CLEAR_PAGE) {
       const texts = await this.redis.lrangeBuffer(queueKey(this.name), start, start + CLEAR_PAGE - 1);
-      for (const text of texts) if (namesLock(text)) locked.push(text);
+      for (const text of texts) if (this.locks.mayHold(text)) locked.push(text);
       if (texts.length < CLEAR_PAGE) break;
     }
     const results =
       (await this.redis.multi().llen(queueKey(this.name)).unlink(queueKey(this.name)).srem(QUEUES, this.name).exec()) ??
       [];
     for (const [error] of results) if (error) throw error;
-    await releaseLocksOf(this.redis, locked);
+    await this.locks.release(this.redis, locked);
     return Number(results[0]?.[1] ?? 0);
   }
 }

@@ -4,11 +4,11 @@
  * then (release.ts). First of the lock plug-ins, as every one of them relies on it.
  */
 import { definePlugin } from "../../server/plugin.js";
-import { keepLocksForRetry, releaseLocksOf } from "./release.js";
+import { LOCK_MARKERS, keepLocksForRetry, releaseLocksOf } from "./release.js";
 
 export const lockRelease = definePlugin({
   name: "lock-release",
-  locks: { release: (redis, stored) => releaseLocksOf(redis, stored) },
+  locks: { release: (redis, stored) => releaseLocksOf(redis, stored), markers: LOCK_MARKERS },
   server() {
     return {
       keepLocksForRetry: (redis, job, retryAt) => keepLocksForRetry(redis, job, retryAt),

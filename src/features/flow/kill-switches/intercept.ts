@@ -14,14 +14,13 @@ import { dumpPayload, type JobPayload } from "../../../wire/payload.js";
 import { formatSeconds, nowSeconds } from "../../../wire/timestamps.js";
 import type { ServerContext } from "../../../server/context.js";
 import type { UnitOfWork } from "../../../server/fetch/unitOfWork.js";
-import { releaseLocksOf } from "../../locks/release.js";
 import type { SwitchBoard } from "./SwitchBoard.js";
 import type { KillSwitch } from "./switches.js";
 
 /** GitLab's `deferred_by` names the source (`feature_flag`, `database_health_check`); ours is tsqctl's switch. */
 export const DEFERRED_BY = "kill_switch";
 
-type SwitchContext = Pick<ServerContext, "redis" | "logger" | "events" | "options">;
+type SwitchContext = Pick<ServerContext, "redis" | "logger" | "events" | "options" | "locks">;
 
 /**
  * True when a switch took the job (it must not run); false at once, without a promise, when the cached
@@ -43,7 +42,7 @@ export function interceptJob(
 async function apply(ctx: SwitchContext, job: JobPayload, unit: UnitOfWork, on: KillSwitch): Promise<true> {
   if (on.action === "drop") {
     await unit.acknowledge();
-    await releaseLocksOf(ctx.redis, [job]); // it will not run: a dedup or unique lock it held goes
+    await ctx.locks.release([job]); // it will not run: the locks it held (every plug-in's kinds) go
     ctx.logger.warn(
       { jid: job.jid, job_status: "dropped", dropped_by: DEFERRED_BY },
       `job ${job.jid} dropped by a kill switch; 'tsqctl resume <class>' lets this class run again`,

@@ -7,8 +7,19 @@ import { definePlugin } from "../../../server/plugin.js";
 import { PushBuffer } from "./PushBuffer.js";
 import { resolveReliablePush, type ReliablePushOptions } from "./settings.js";
 
+declare module "../../../client/ClientOptions.js" {
+  interface ClientOptions {
+    /**
+     * Hold pushes in memory (bounded, in order) while Redis is unreachable and write them when it is back
+     * (docs/flow-control.md#reliable-push). Default: TSQ_RELIABLE_PUSH, else off.
+     */
+    reliablePush?: ReliablePushOptions | boolean;
+  }
+}
+
 export const reliablePush = definePlugin({
   name: "reliable-push",
+  clientSettings: ["reliablePush"],
   client({ settings }) {
     const resolved = resolveReliablePush(settings.reliablePush as ReliablePushOptions | boolean | undefined);
     if (resolved === undefined) return undefined;

@@ -23,6 +23,17 @@ declare module "../../../server/hooks.js" {
   }
 }
 
+declare module "../../../client/ClientOptions.js" {
+  interface ClientOptions {
+    /**
+     * Jobs of concurrency-limited classes are parked or given a slot at push (docs/concurrency-limits.md):
+     * most jobs a class may have parked (default 10,000) and seconds a slot granted at push waits for its
+     * job (default 60); a worker's own client takes its `concurrency_limit_max_parked` and `heartbeat_ttl`.
+     */
+    concurrencyLimits?: { maxParked?: number; slotTtl?: number };
+  }
+}
+
 declare module "../../../client/events.js" {
   interface ClientEvents {
     /** A push parked a job (no slot free) or was refused (its parked list is full). */
@@ -82,8 +93,9 @@ export const concurrencyLimits = definePlugin({
   metrics: concurrencyLimitMetrics,
   gauges: concurrencyLimitGauges,
   settings: [maxParked],
+  clientSettings: ["concurrencyLimits"],
   client({ settings, workerOptions, events }) {
-    const given = settings.concurrencyLimits as Partial<AdmissionSettings>;
+    const given = (settings.concurrencyLimits ?? {}) as Partial<AdmissionSettings>;
     const admission = new Admission(resolveAdmission(given, workerOptions), events);
     // Scheduled jobs coming due were stored: never admitted at push, so the poller may batch them.
     return { middleware: admission.middleware, replaysScheduled: false, alternateWrite: admission };
