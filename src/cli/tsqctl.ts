@@ -14,8 +14,8 @@ import { redactText, registerArgvSecrets, registerUrlSecrets } from "../platform
 import { addJsonOption, addRedisUrlOption, processIO, UsageError, type CliIO } from "../admin/tsqctl/common.js";
 import { registerActions } from "../admin/tsqctl/actions.js";
 import { registerCron } from "../admin/tsqctl/cron.js";
-import { registerLimits } from "../admin/tsqctl/limits.js";
-import { registerRateLimits } from "../admin/tsqctl/ratelimits.js";
+import { registerPluginViews } from "../admin/tsqctl/pluginViews.js";
+import { packagePlugins } from "../packagePlugins.js";
 import { registerProcesses } from "../admin/tsqctl/processes.js";
 import { registerPush } from "../admin/tsqctl/push.js";
 import { registerSets } from "../admin/tsqctl/sets.js";
@@ -60,9 +60,9 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerSwitches(program, io);
   registerPause(program, io);
   registerWorkers(program, io);
-  registerLimits(program, io);
   registerBatches(program, io);
-  registerRateLimits(program, io);
+  // The features' status views (`limits`, `ratelimits`), declared by their plug-ins.
+  registerPluginViews(program, io, packagePlugins());
   registerWeb(program, io);
   registerCancel(program, io);
   registerWaiting(program, io);

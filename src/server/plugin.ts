@@ -15,6 +15,7 @@ import type { ClientPlugin } from "../client/plugin.js";
 import type { ServerContext } from "./context.js";
 import type { ClientEvents } from "../client/events.js";
 import type { JobEvents, PluginMetrics, ServerHooks, StoredJobs } from "./hooks.js";
+import type { PluginView } from "./pluginViews.js";
 import type { PluginFetch } from "./fetch/fetchOrder.js";
 import { distinctSettings, type Setting } from "../platform/config/settings.js";
 
@@ -30,6 +31,7 @@ export type {
   FeatureGauge,
 } from "./hooks.js";
 export type { FetchOrder, PluginFetch } from "./fetch/fetchOrder.js";
+export { defineView, type PluginView, type TableLines } from "./pluginViews.js";
 export { defineSetting, type Setting, type SettingSpec } from "../platform/config/settings.js";
 
 export interface Plugin extends ClientPlugin, PluginMetrics {
@@ -53,6 +55,8 @@ export interface Plugin extends ClientPlugin, PluginMetrics {
    * against other plug-ins' orders.
    */
   fetch?: PluginFetch;
+  /** Read-only status views of the feature's state in Redis: `tsqctl <name>` (server/pluginViews.ts). */
+  views?: readonly PluginView[];
   /**
    * The worker options the feature reads (`defineSetting`), each read in `server(ctx)`; the config file,
    * and a variable or flag a setting names, may set them where this plug-in runs.

@@ -6,6 +6,7 @@
  *   over-limit-reschedule   an OverLimitError thrown by perform reschedules the job instead of failing
  *                           it (around perform, inside every middleware)
  */
+import { rateLimitsView } from "./view.js";
 import { definePlugin } from "../../../server/plugin.js";
 import { limiterFor } from "../gitlab-concurrency-limits/plugin.js";
 import type { ServerContext } from "../../../server/context.js";
@@ -40,6 +41,7 @@ declare module "../../../client/events.js" {
 
 export const keyedRateLimits = definePlugin({
   name: "keyed-rate-limits",
+  views: [rateLimitsView],
   scripts: [...RATE_SCRIPTS, ...LOCK_SCRIPTS],
   emits: { job: ["rateLimited"] },
   metrics: keyedLimitMetrics,

@@ -4,6 +4,7 @@
  * checks the slot at fetch time for jobs admitted elsewhere (only when a class it runs declares a
  * limit) and runs the limiter's slot refresh and resume sweeps as a service.
  */
+import { limitsView } from "./view.js";
 import { definePlugin } from "../../../server/plugin.js";
 import type { ServerContext } from "../../../server/context.js";
 import { workerLocal } from "../../../server/WorkerLocals.js";
@@ -88,6 +89,7 @@ export function resolveAdmission(
 
 export const concurrencyLimits = definePlugin({
   name: "concurrency-limits",
+  views: [limitsView],
   scripts: [limitSlotLua, ...LOCK_SCRIPTS],
   emits: { job: ["limited"], client: ["limited"] },
   metrics: concurrencyLimitMetrics,

@@ -2,23 +2,14 @@
  * `tsqctl ratelimits [--json]`: rate limiters with state in Redis (kind, name, used), classes with jobs
  * parked on their keyed `static limit`, and the OverLimit reschedules so far (docs/rate-limits.md).
  */
-import type { Command } from "commander";
-import { readRateLimits } from "../../features/locks/enterprise-rate-limits/status.js";
-import { addJsonOption, addRedisUrlOption, printJson, resolveRedisUrl, withRedis, type CliIO } from "./common.js";
-import { table } from "./format.js";
+import { defineView } from "../../../server/pluginViews.js";
+import { readRateLimits } from "./status.js";
 
-interface Flags {
-  json?: boolean;
-  redisUrl?: string;
-}
-
-export function registerRateLimits(program: Command, io: CliIO): void {
-  const list = program
-    .command("ratelimits")
-    .description("list rate limiters in use, classes with jobs parked on keyed limits, and reschedules");
-  addRedisUrlOption(addJsonOption(list)).action(async (flags: Flags) => {
-    const status = await withRedis(resolveRedisUrl(flags.redisUrl, io), (r) => readRateLimits(r));
-    if (flags.json) return printJson(io, status);
+export const rateLimitsView = defineView({
+  name: "ratelimits",
+  description: "list rate limiters in use, classes with jobs parked on keyed limits, and reschedules",
+  read: (redis) => readRateLimits(redis),
+  text(status, table) {
     const out: string[] = [];
     if (status.limiters.length === 0) out.push("no rate limiter has state in Redis (idle limiters expire)");
     else
@@ -38,6 +29,6 @@ export function registerRateLimits(program: Command, io: CliIO): void {
         ),
       );
     out.push("", `jobs rescheduled by OverLimit (all time): ${status.overrated}`);
-    io.out(`${out.join("\n")}\n`);
-  });
-}
+    return out.join("\n");
+  },
+});
