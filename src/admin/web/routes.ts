@@ -13,6 +13,7 @@ import { deleteQueueJob, queueAction, queuePage, queues } from "./pages/queues.j
 import { search, searchAction } from "./pages/search.js";
 import { waiting } from "./pages/waiting.js";
 import { jobPage } from "./pages/job.js";
+import { viewList, viewPage } from "./pages/views.js";
 import {
   SET_KINDS,
   setAll,
@@ -61,6 +62,8 @@ export const ROUTES: RouteDef[] = [
   r("POST", "/search", searchAction),
   r("GET", "/waiting", waiting),
   r("GET", `/jobs/${SEGMENT}`, jobPage),
+  r("GET", "/views", viewList),
+  r("GET", `/views/${SEGMENT}`, viewPage),
   ...Object.values(SET_KINDS).flatMap((kind) => [
     r("GET", `/${kind.path}`, setList(kind)),
     r("POST", `/${kind.path}`, setBulk(kind)),
