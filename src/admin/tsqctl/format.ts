@@ -85,3 +85,11 @@ export function table(shownHeaders: string[], shownRows: string[][], right: Read
 export function argsText(args: unknown[], width = 40): string {
   return clip(JSON.stringify(args) ?? "[]", width);
 }
+
+/** `table` for read-only inputs: the formatter a plug-in's view is handed (server/pluginViews.ts). */
+export function tableLines(headings: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return table(
+    [...headings],
+    rows.map((row) => [...row]),
+  );
+}

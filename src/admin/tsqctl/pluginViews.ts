@@ -6,18 +6,12 @@ import type { Command } from "commander";
 import type { PluginView } from "../../server/pluginViews.js";
 import type { Plugin } from "../../server/plugin.js";
 import { addJsonOption, addRedisUrlOption, printJson, resolveRedisUrl, withRedis, type CliIO } from "./common.js";
-import { table } from "./format.js";
+import { tableLines } from "./format.js";
 
 interface Flags {
   json?: boolean;
   redisUrl?: string;
 }
-
-const tableLines = (headings: readonly string[], rows: readonly (readonly string[])[]) =>
-  table(
-    [...headings],
-    rows.map((row) => [...row]),
-  );
 
 /** The views of `plugins`, in list order; one named like a command already registered is refused. */
 export function registerPluginViews(program: Command, io: CliIO, plugins: readonly Plugin[]): void {

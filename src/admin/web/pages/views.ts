@@ -6,13 +6,7 @@ import { packagePlugins } from "../../../packagePlugins.js";
 import type { PluginView } from "../../../server/pluginViews.js";
 import { HttpError, page, type RequestContext, type RouteResult } from "../context.js";
 import { html } from "../html.js";
-import { table } from "../../tsqctl/format.js";
-
-const tableLines = (headings: readonly string[], rows: readonly (readonly string[])[]) =>
-  table(
-    [...headings],
-    rows.map((row) => [...row]),
-  );
+import { tableLines } from "../../tsqctl/format.js";
 
 function views(): PluginView[] {
   return packagePlugins().flatMap((plugin) => plugin.views ?? []);
