@@ -23,6 +23,11 @@ export class AdminLocks {
       : undefined;
   }
 
+  /** True when no plug-in of the list holds locks: nothing removed needs reading. */
+  get none(): boolean {
+    return this.markers !== undefined && this.markers.length === 0;
+  }
+
   /** False when no plug-in's locks can be named by this text: it is not worth keeping for a release. */
   mayHold(text: string | Buffer): boolean {
     if (this.markers === undefined) return true;

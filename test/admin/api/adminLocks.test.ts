@@ -78,3 +78,13 @@ test("a queue's delete and clear free an app plug-in's locks; the package's list
   assert.equal(await queue.clear(), 2);
   assert.equal(await handle.redis.exists("hold:q2", "hold:q3"), 0, "the clear freed the app's holds");
 });
+
+test("without a plug-in that holds locks, a queue's clear removes its jobs unread", async () => {
+  await handle.redis.flushdb();
+  for (const jid of ["n1", "n2", "n3"]) await handle.redis.lpush(queueKey("plain"), job(jid, true));
+  await handle.redis.config("RESETSTAT");
+  assert.equal(await new Queue(handle.redis, "plain", { plugins: [] }).clear(), 3);
+  const stats = await handle.redis.info("commandstats");
+  assert.doesNotMatch(stats, /cmdstat_lrange:/, "no job was read");
+  assert.equal(await handle.redis.exists(queueKey("plain")), 0);
+});

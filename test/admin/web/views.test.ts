@@ -26,4 +26,7 @@ test("the plug-ins' views are pages: listed, read from Redis, escaped; an unknow
   assert.ok(!limits.includes(HOSTILE[0]!), "markup from Redis is escaped");
   assert.ok(limits.includes("&lt;script&gt;"));
   assert.equal((await session.get("/views/nope")).status, 404);
+  const hostile = await session.get(`/views/${encodeURIComponent(HOSTILE[0]!)}`);
+  assert.equal(hostile.status, 404);
+  assert.ok(!hostile.body.includes(HOSTILE[0]!), "a view name from the URL is escaped in the 404");
 });
